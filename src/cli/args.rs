@@ -1,0 +1,216 @@
+//! The command line: one subcommand per door. Definitions only; `run` executes them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+const DECLARE_HELP: &str = "Declare an open question for the session's author (declare_open_question).\n\n\
+Every doubt you leave for the user becomes declare_open_question, with your suggestion and what it affects; \
+do not end the turn with a question only in the text.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "oq",
+    version,
+    about = "The questions AI agents leave for you: a queue, an author-only answer, the answer back to the work."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct GlobalArgs {
+    /// Where the local store lives (default: the platform's data dir for oq).
+    #[arg(long, global = true, env = "OQ_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Where to work: `local` (the embedded engine).
+    #[arg(long, global = true, env = "OQ_SOURCE", default_value = "local")]
+    pub source: String,
+    /// Act as this person in local mode (default: the OS user).
+    #[arg(long = "as", global = true, env = "OQ_USER", value_name = "USER")]
+    pub as_user: Option<String>,
+    /// The project (default: the only one in the store, or `default` in an empty store).
+    #[arg(long, short = 'p', global = true, env = "OQ_PROJECT")]
+    pub project: Option<String>,
+    /// Print stable JSON instead of text (documented in the README).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    #[command(about = "Declare an open question (declare_open_question)", long_about = DECLARE_HELP)]
+    Ask(AskArgs),
+    /// List questions, oldest first.
+    List(ListArgs),
+    /// Show one question in full.
+    Show { question_id: String },
+    /// Answer a question of a session you started.
+    Answer(AnswerArgs),
+    /// How many questions are still open; `--record` says "I'm ready" / "Confirm architecture ready".
+    Readiness(ReadinessArgs),
+    /// Emit a QA verdict on a task (as `qa-agent`); several are consolidated.
+    Verdict(VerdictArgs),
+    /// The decisions a task's dev and QA see.
+    DevContext { task_id: String },
+    /// Sessions: start one, list them.
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Stories: add, move, correct (as `po`).
+    #[command(subcommand)]
+    Story(StoryCommand),
+    /// Tasks: add, move, show, and what is waiting for you.
+    #[command(subcommand)]
+    Task(TaskCommand),
+    /// Fill the local store with a realistic sample to explore.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// The question (≤ 500 characters).
+    pub pergunta: String,
+    /// Your suggested answer (≤ 300 characters).
+    #[arg(long, visible_alias = "sugestao")]
+    pub suggest: Option<String>,
+    /// What it affects, as `rule:ID`, `story:ID` or `task:ID`; repeat or separate with commas.
+    #[arg(long, value_delimiter = ',')]
+    pub affects: Vec<String>,
+    /// The session the question is born in (default: the person's own session in the project).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// The declaring agent's role: criativo, po, arquiteto or dev-lead.
+    #[arg(long, env = "OQ_AGENT")]
+    pub agent: Option<String>,
+    /// Block until the question is answered, then print the answer.
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up after this many seconds (exit 11; the question stays open).
+    #[arg(long, requires = "wait", value_name = "SECS")]
+    pub timeout: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long, default_value = "open", value_parser = ["open", "answered", "all"])]
+    pub status: String,
+    /// At most this many (1–50).
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// The cursor a previous page printed.
+    #[arg(long)]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[group(id = "how", required = true, multiple = false)]
+pub struct AnswerArgs {
+    pub question_id: String,
+    /// The answer; `-` reads it from standard input.
+    #[arg(long, group = "how")]
+    pub text: Option<String>,
+    /// Accept the question's suggestion.
+    #[arg(long, group = "how")]
+    pub accept: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReadinessArgs {
+    /// Record a readiness gesture: im-ready or architecture-ready. Never blocks.
+    #[arg(long, value_name = "GATE")]
+    pub record: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct VerdictArgs {
+    pub task_id: String,
+    /// `approved`, `changes_requested` or `needs_user_decision`; `SUB=VERDICT` for a
+    /// subspecialty. Several are consolidated (changes_requested > needs_user_decision > approved).
+    #[arg(required = true)]
+    pub verdicts: Vec<String>,
+    /// needs_user_decision: the question for the user (≤ 500 characters).
+    #[arg(long, visible_alias = "pergunta")]
+    pub question: Option<String>,
+    /// needs_user_decision: a suggested answer (≤ 300 characters).
+    #[arg(long, visible_alias = "sugestao")]
+    pub suggest: Option<String>,
+    /// needs_user_decision: park on an existing open question instead.
+    #[arg(long)]
+    pub open_question: Option<String>,
+    /// The acting agent (must be qa-agent).
+    #[arg(long, env = "OQ_AGENT", default_value = "qa-agent")]
+    pub agent: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Start a session; you are its author.
+    Start {
+        #[arg(long, default_value = "conversation", value_parser = ["conversation", "execution"])]
+        kind: String,
+        /// A readable id (default: generated).
+        #[arg(long)]
+        id: Option<String>,
+    },
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoryCommand {
+    Add {
+        title: String,
+        #[arg(long, env = "OQ_AGENT", default_value = "po")]
+        agent: String,
+    },
+    List,
+    /// Move a story: draft, ready, in_progress, in_review, done, archived.
+    State {
+        story_id: String,
+        state: String,
+        #[arg(long, env = "OQ_AGENT", default_value = "po")]
+        agent: String,
+    },
+    /// Correct a story (ADR 0212/0214 §8); a ready story needs an answered question.
+    Correct {
+        story_id: String,
+        #[arg(long)]
+        question: Option<String>,
+        #[arg(long, env = "OQ_AGENT", default_value = "po")]
+        agent: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TaskCommand {
+    Add {
+        title: String,
+        #[arg(long)]
+        story: String,
+        /// The execution session the task belongs to.
+        #[arg(long)]
+        session: String,
+        #[arg(long, env = "OQ_AGENT", default_value = "dev-lead")]
+        agent: String,
+    },
+    State {
+        task_id: String,
+        state: String,
+        #[arg(long, env = "OQ_AGENT", default_value = "dev-lead")]
+        agent: String,
+    },
+    Show {
+        task_id: String,
+    },
+    /// Tasks parked on a question you must answer ("Waiting for you").
+    Waiting,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Print nothing but the data dir.
+    #[arg(long)]
+    pub quiet: bool,
+}

@@ -1,0 +1,11 @@
+//! The script doors: `oq ask`, `oq list`, `oq answer`, `oq readiness`, `oq verdict`, the
+//! session/story/task helpers and `oq demo`. Each prints text, or stable JSON with
+//! `--json`, and maps every refusal to its own exit code (`domain::error::exit`).
+
+pub mod args;
+mod context;
+pub mod render;
+mod run;
+
+pub use args::Cli;
+pub use run::run;

@@ -1,0 +1,197 @@
+//! The refusals of the domain, each with its wire code, HTTP status and exit code.
+//!
+//! One enum serves the engine, the server and the script doors so that a refusal reads
+//! the same everywhere: the ADR's codes (`so_o_autor_da_sessao`, `pergunta_ja_respondida`)
+//! exactly, English snake_case for the rest.
+
+use thiserror::Error;
+
+/// Everything that can refuse an operation. `code()` is stable: scripts and clients match on it.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum OqError {
+    /// ADR 0214 §3: only the author of the session where the question was born answers.
+    #[error("only the person who started this session, {author}, can answer")]
+    NotSessionAuthor { author: String },
+    /// ADR 0214 §1: a question closes once; a second answer (or a lost race) is refused.
+    #[error("question {question_id} was already answered")]
+    AlreadyAnswered { question_id: String },
+    #[error("{what} {id} not found")]
+    NotFound { what: &'static str, id: String },
+    /// Bad input: the `code` names the rule, the message the value.
+    #[error("{message}")]
+    Invalid { code: &'static str, message: String },
+    /// The caller's role may not do this (for example a `qa-agent` declaring directly).
+    #[error("{message}")]
+    Forbidden { code: &'static str, message: String },
+    /// The request is well formed but the current state refuses it (a parked gate, a story
+    /// correction ADR 0212 refuses…).
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    /// The store cannot be used: not an oq store, newer than this binary, not writable.
+    #[error("{message}")]
+    Store { code: &'static str, message: String },
+    /// A remote source could not be reached or refused our identity.
+    #[error("{message}")]
+    Source { code: &'static str, message: String },
+    /// `oq ask --wait --timeout` ran out before an answer came.
+    #[error("no answer to {question_id} within {seconds} s")]
+    Timeout { question_id: String, seconds: u64 },
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Exit codes of the script doors, documented in the README. Stable.
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const INTERNAL: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const NOT_SESSION_AUTHOR: i32 = 3;
+    pub const ALREADY_ANSWERED: i32 = 4;
+    pub const NOT_FOUND: i32 = 5;
+    pub const INVALID: i32 = 6;
+    pub const FORBIDDEN: i32 = 7;
+    pub const CONFLICT: i32 = 8;
+    pub const STORE: i32 = 9;
+    pub const SOURCE: i32 = 10;
+    pub const TIMEOUT: i32 = 11;
+}
+
+impl OqError {
+    pub fn invalid(code: &'static str, message: impl Into<String>) -> Self {
+        OqError::Invalid {
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+        OqError::Forbidden {
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        OqError::Conflict {
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn store(code: &'static str, message: impl Into<String>) -> Self {
+        OqError::Store {
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn not_found(what: &'static str, id: impl Into<String>) -> Self {
+        OqError::NotFound {
+            what,
+            id: id.into(),
+        }
+    }
+
+    /// The machine-readable code, as on the wire.
+    pub fn code(&self) -> &'static str {
+        match self {
+            OqError::NotSessionAuthor { .. } => "so_o_autor_da_sessao",
+            OqError::AlreadyAnswered { .. } => "pergunta_ja_respondida",
+            OqError::NotFound { .. } => "not_found",
+            OqError::Invalid { code, .. }
+            | OqError::Forbidden { code, .. }
+            | OqError::Conflict { code, .. }
+            | OqError::Store { code, .. }
+            | OqError::Source { code, .. } => code,
+            OqError::Timeout { .. } => "timeout",
+            OqError::Internal(_) => "internal",
+        }
+    }
+
+    pub fn http_status(&self) -> u16 {
+        match self {
+            OqError::NotSessionAuthor { .. } | OqError::Forbidden { .. } => 403,
+            OqError::AlreadyAnswered { .. } | OqError::Conflict { .. } => 409,
+            OqError::NotFound { .. } => 404,
+            OqError::Invalid { .. } => 422,
+            OqError::Timeout { .. } => 504,
+            OqError::Source { .. } => 502,
+            OqError::Store { .. } | OqError::Internal(_) => 500,
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            OqError::NotSessionAuthor { .. } => exit::NOT_SESSION_AUTHOR,
+            OqError::AlreadyAnswered { .. } => exit::ALREADY_ANSWERED,
+            OqError::NotFound { .. } => exit::NOT_FOUND,
+            OqError::Invalid { .. } => exit::INVALID,
+            OqError::Forbidden { .. } => exit::FORBIDDEN,
+            OqError::Conflict { .. } => exit::CONFLICT,
+            OqError::Store { .. } => exit::STORE,
+            OqError::Source { .. } => exit::SOURCE,
+            OqError::Timeout { .. } => exit::TIMEOUT,
+            OqError::Internal(_) => exit::INTERNAL,
+        }
+    }
+
+    /// Rebuilds an error from its wire form (`{code, message}`), so a remote refusal keeps
+    /// its exit code in the script doors.
+    pub fn from_wire(status: u16, code: &str, message: &str) -> Self {
+        let message = message.to_string();
+        match code {
+            "so_o_autor_da_sessao" => OqError::NotSessionAuthor {
+                author: message
+                    .strip_prefix("only the person who started this session, ")
+                    .and_then(|rest| rest.strip_suffix(", can answer"))
+                    .unwrap_or("the session author")
+                    .to_string(),
+            },
+            "pergunta_ja_respondida" => OqError::AlreadyAnswered {
+                question_id: message
+                    .strip_prefix("question ")
+                    .and_then(|r| r.strip_suffix(" was already answered"))
+                    .unwrap_or("")
+                    .to_string(),
+            },
+            _ => {
+                let code: &'static str = intern_code(code);
+                match status {
+                    404 => OqError::NotFound {
+                        what: "resource",
+                        id: message,
+                    },
+                    400 | 413 | 415 | 422 => OqError::Invalid { code, message },
+                    401 => OqError::Source { code, message },
+                    403 => OqError::Forbidden { code, message },
+                    409 => OqError::Conflict { code, message },
+                    _ => OqError::Source { code, message },
+                }
+            }
+        }
+    }
+}
+
+/// Wire codes are a small closed set; map the known ones back to `'static` strings and
+/// keep unknown ones (a newer server) under one name rather than leaking memory per call.
+fn intern_code(code: &str) -> &'static str {
+    const KNOWN: &[&str] = &[
+        "invalid_body",
+        "invalid_cursor",
+        "invalid_id",
+        "empty_text",
+        "text_too_long",
+        "sugestao_inexistente",
+        "unknown_role",
+        "role_not_allowed",
+        "not_a_member",
+        "gate_parked",
+        "gate_closed",
+        "invalid_transition",
+        "story_correction_refused",
+        "unauthorized",
+        "body_too_large",
+        "question_submission_claimed",
+    ];
+    KNOWN
+        .iter()
+        .copied()
+        .find(|k| *k == code)
+        .unwrap_or("remote_error")
+}

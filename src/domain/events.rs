@@ -1,0 +1,223 @@
+//! The events of the append-only log, with ADR 0214's names on the wire.
+//!
+//! Every change is one of these; every state (a question's status, a gate, a story) is a
+//! fold over them. The JSON form is what the store keeps and what `oq serve` streams.
+
+use serde::{Deserialize, Serialize};
+
+use super::gate::Verdict;
+use super::question::Afeta;
+use super::readiness::ReadinessGate;
+use super::work::{SessionKind, WorkState};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum Event {
+    #[serde(rename = "session.started", rename_all = "camelCase")]
+    SessionStarted {
+        session_id: String,
+        kind: SessionKind,
+        author: String,
+    },
+
+    #[serde(rename = "story.created", rename_all = "camelCase")]
+    StoryCreated { story_id: String, title: String },
+    #[serde(rename = "story.state_changed", rename_all = "camelCase")]
+    StoryStateChanged {
+        story_id: String,
+        from: WorkState,
+        to: WorkState,
+    },
+    /// ADR 0212/0214 §8: an accepted correction; `questionId` when it cites an answer.
+    #[serde(rename = "story.corrected", rename_all = "camelCase")]
+    StoryCorrected {
+        story_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        question_id: Option<String>,
+    },
+
+    #[serde(rename = "task.created", rename_all = "camelCase")]
+    TaskCreated {
+        task_id: String,
+        story_id: String,
+        session_id: String,
+        title: String,
+        correction_ceiling: u32,
+    },
+    #[serde(rename = "task.state_changed", rename_all = "camelCase")]
+    TaskStateChanged {
+        task_id: String,
+        from: WorkState,
+        to: WorkState,
+    },
+
+    /// ADR 0214 §1, field names as written there.
+    #[serde(rename = "artifact.open_question")]
+    OpenQuestion {
+        #[serde(rename = "questionId")]
+        question_id: String,
+        pergunta: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sugestao: Option<String>,
+        afeta: Afeta,
+        autor: String,
+        #[serde(rename = "sessionId")]
+        session_id: String,
+        /// `oq` or `opencode` (a bridged upstream); not in the ADR, so English.
+        #[serde(default = "default_source")]
+        source: String,
+    },
+    #[serde(rename = "open_question.answered")]
+    QuestionAnswered {
+        #[serde(rename = "questionId")]
+        question_id: String,
+        resposta: String,
+        #[serde(rename = "aceitouSugestao")]
+        aceitou_sugestao: bool,
+        #[serde(rename = "decisionEventId")]
+        decision_event_id: String,
+        #[serde(rename = "respondidaPor")]
+        respondida_por: String,
+    },
+    /// RN-505's generic decision artifact, recorded with every answer.
+    #[serde(rename = "decision_record", rename_all = "camelCase")]
+    DecisionRecord {
+        decision_event_id: String,
+        actor: String,
+        context: String,
+        choice: String,
+        consequences: Afeta,
+        question_id: String,
+    },
+
+    /// emit_qa_verdict, as consolidated.
+    #[serde(rename = "qa.verdict", rename_all = "camelCase")]
+    QaVerdict {
+        task_id: String,
+        verdict: Verdict,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subspecialty: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        open_question_id: Option<String>,
+    },
+    #[serde(rename = "gate.correction_counted", rename_all = "camelCase")]
+    GateCorrectionCounted {
+        task_id: String,
+        corrections: u32,
+        ceiling: u32,
+    },
+    #[serde(rename = "gate.approved", rename_all = "camelCase")]
+    GateApproved { task_id: String },
+    #[serde(rename = "gate.exhausted", rename_all = "camelCase")]
+    GateExhausted { task_id: String, corrections: u32 },
+    /// ADR 0207's parking, here on a pending user decision.
+    #[serde(rename = "gate.rescue_parked", rename_all = "camelCase")]
+    GateRescueParked {
+        task_id: String,
+        question_id: String,
+    },
+    /// GateRescuer.retomar_estacionado: the answer turns the gate back on.
+    #[serde(rename = "gate.resumed", rename_all = "camelCase")]
+    GateResumed {
+        task_id: String,
+        question_id: String,
+        decision_event_id: String,
+    },
+
+    #[serde(rename = "readiness.recorded", rename_all = "camelCase")]
+    ReadinessRecorded {
+        gate: ReadinessGate,
+        by: String,
+        open_questions: u64,
+    },
+}
+
+fn default_source() -> String {
+    "oq".to_string()
+}
+
+impl Event {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Event::SessionStarted { .. } => "session.started",
+            Event::StoryCreated { .. } => "story.created",
+            Event::StoryStateChanged { .. } => "story.state_changed",
+            Event::StoryCorrected { .. } => "story.corrected",
+            Event::TaskCreated { .. } => "task.created",
+            Event::TaskStateChanged { .. } => "task.state_changed",
+            Event::OpenQuestion { .. } => "artifact.open_question",
+            Event::QuestionAnswered { .. } => "open_question.answered",
+            Event::DecisionRecord { .. } => "decision_record",
+            Event::QaVerdict { .. } => "qa.verdict",
+            Event::GateCorrectionCounted { .. } => "gate.correction_counted",
+            Event::GateApproved { .. } => "gate.approved",
+            Event::GateExhausted { .. } => "gate.exhausted",
+            Event::GateRescueParked { .. } => "gate.rescue_parked",
+            Event::GateResumed { .. } => "gate.resumed",
+            Event::ReadinessRecorded { .. } => "readiness.recorded",
+        }
+    }
+
+    /// The session whose log holds this event, when there is one.
+    pub fn session_id(&self) -> Option<&str> {
+        match self {
+            Event::SessionStarted { session_id, .. }
+            | Event::OpenQuestion { session_id, .. }
+            | Event::TaskCreated { session_id, .. } => Some(session_id),
+            _ => None,
+        }
+    }
+
+    pub fn question_id(&self) -> Option<&str> {
+        match self {
+            Event::OpenQuestion { question_id, .. }
+            | Event::QuestionAnswered { question_id, .. }
+            | Event::DecisionRecord { question_id, .. }
+            | Event::GateRescueParked { question_id, .. }
+            | Event::GateResumed { question_id, .. } => Some(question_id),
+            Event::StoryCorrected { question_id, .. }
+            | Event::QaVerdict {
+                open_question_id: question_id,
+                ..
+            } => question_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub fn task_id(&self) -> Option<&str> {
+        match self {
+            Event::TaskCreated { task_id, .. }
+            | Event::TaskStateChanged { task_id, .. }
+            | Event::QaVerdict { task_id, .. }
+            | Event::GateCorrectionCounted { task_id, .. }
+            | Event::GateApproved { task_id }
+            | Event::GateExhausted { task_id, .. }
+            | Event::GateRescueParked { task_id, .. }
+            | Event::GateResumed { task_id, .. } => Some(task_id),
+            _ => None,
+        }
+    }
+
+    pub fn story_id(&self) -> Option<&str> {
+        match self {
+            Event::StoryCreated { story_id, .. }
+            | Event::StoryStateChanged { story_id, .. }
+            | Event::StoryCorrected { story_id, .. }
+            | Event::TaskCreated { story_id, .. } => Some(story_id),
+            _ => None,
+        }
+    }
+}
+
+/// An event as the log holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredEvent {
+    /// The log position, also the revision the event stream announces.
+    pub seq: i64,
+    pub event_id: String,
+    pub project_id: String,
+    pub actor: String,
+    pub at: i64,
+    pub event: Event,
+}

@@ -1,0 +1,24 @@
+//! The domain of ADR 0214, as pure code: types, rules and decisions, no IO and no clock.
+//!
+//! The engine loads state from the log and asks these functions what may happen; they
+//! answer with values or an [`OqError`]. Nothing here knows SQLite, HTTP or the terminal.
+
+pub mod actor;
+pub mod dev_context;
+pub mod error;
+pub mod events;
+pub mod gate;
+pub mod question;
+pub mod readiness;
+pub mod text;
+pub mod work;
+
+pub use actor::{Actor, Role};
+pub use error::OqError;
+pub use events::{Event, StoredEvent};
+pub use gate::{Gate, GateState, Verdict};
+pub use question::{Afeta, Answer, AnswerInput, DeclareInput, Question};
+pub use work::{Session, SessionKind, Story, Task, WorkState};
+
+/// ADR 0214 §2: the one central instruction, carried by every declare door.
+pub const CENTRAL_INSTRUCTION: &str = "Every doubt you leave for the user becomes declare_open_question, with your suggestion and what it affects; do not end the turn with a question only in the text.";

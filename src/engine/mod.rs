@@ -1,0 +1,20 @@
+//! The engine: ADR 0214's operations over an append-only log.
+//!
+//! Each operation reads what it needs through [`store::StoreView`], lets the pure domain
+//! decide, and appends the resulting events in the same write transaction, so a decision
+//! never rests on a stale read. The server and the local doors call the same operations;
+//! who the caller is was settled by the door (membership is the server's check).
+
+pub mod ids;
+mod operations;
+pub mod sqlite;
+pub mod store;
+
+pub use operations::{
+    DevContext, Engine, EngineConfig, ListPage, Readiness, VerdictInput, VerdictOutcome,
+};
+pub use sqlite::SqliteStore;
+pub use store::{NewEvent, ParkedTask, StatusFilter, Store, StoreView};
+
+/// The engine on the embedded store: what local mode and `oq serve` run.
+pub type LocalEngine = Engine<SqliteStore>;

@@ -1,0 +1,297 @@
+//! The embedded store: the event log in one SQLite file (WAL) under the data dir.
+//!
+//! Opening checks before it writes: a file that is not SQLite, a SQLite file that is not an
+//! oq store, and a store newer than this binary are refused untouched. Writers serialise
+//! on SQLite's own write lock (`BEGIN IMMEDIATE`), so several processes share one store:
+//! the TUI open while `oq ask` declares and another process answers.
+
+mod schema;
+mod view;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+
+use crate::domain::{OqError, StoredEvent};
+use crate::engine::ids;
+use crate::engine::store::{NewEvent, Store, StoreView};
+
+pub use schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
+use view::SqliteView;
+
+/// The file name of the store inside the data dir.
+pub const STORE_FILE: &str = "oq.sqlite3";
+
+/// How long a writer waits for another process's write lock before giving up. Writes are
+/// short (a few inserts), so reaching this means a stuck process, not load.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl From<rusqlite::Error> for OqError {
+    fn from(e: rusqlite::Error) -> Self {
+        OqError::Internal(format!("store: {e}"))
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store in `data_dir`.
+    pub fn open_in(data_dir: &Path) -> Result<Self, OqError> {
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            OqError::store(
+                "data_dir_not_writable",
+                format!("data dir {} cannot be created: {e}", data_dir.display()),
+            )
+        })?;
+        Self::open(&data_dir.join(STORE_FILE))
+    }
+
+    pub fn open(path: &Path) -> Result<Self, OqError> {
+        preflight(path)?;
+        let mut conn = Connection::open(path).map_err(|e| not_writable(path, &e))?;
+        configure(&conn).map_err(|e| classify_open_error(path, e))?;
+        migrate(&mut conn, path)?;
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, OqError> {
+        self.conn
+            .lock()
+            .map_err(|_| OqError::Internal("store connection poisoned by a panic".into()))
+    }
+}
+
+impl Store for SqliteStore {
+    fn read<T>(&self, f: impl FnOnce(&dyn StoreView) -> Result<T, OqError>) -> Result<T, OqError> {
+        let mut conn = self.lock()?;
+        // A deferred transaction gives every query of `f` the same snapshot.
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let out = f(&SqliteView::new(&tx))?;
+        tx.finish()?;
+        Ok(out)
+    }
+
+    fn transact<T>(
+        &self,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError>,
+    ) -> Result<(Vec<StoredEvent>, T), OqError> {
+        let mut conn = self.lock()?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(busy)?;
+        let (new_events, out) = decide(&SqliteView::new(&tx))?;
+        let mut stored = Vec::with_capacity(new_events.len());
+        {
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO events (event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            let at = now_ms();
+            for ne in new_events {
+                let event_id = ids::event_id();
+                let payload = serde_json::to_string(&ne.event)
+                    .map_err(|e| OqError::Internal(e.to_string()))?;
+                insert
+                    .execute(params![
+                        event_id,
+                        ne.event.type_name(),
+                        ne.project_id,
+                        ne.event.session_id(),
+                        ne.event.question_id(),
+                        ne.event.task_id(),
+                        ne.event.story_id(),
+                        ne.actor,
+                        at,
+                        payload
+                    ])
+                    .map_err(constraint_to_domain)?;
+                stored.push(StoredEvent {
+                    seq: tx.last_insert_rowid(),
+                    event_id,
+                    project_id: ne.project_id,
+                    actor: ne.actor,
+                    at,
+                    event: ne.event,
+                });
+            }
+        }
+        tx.commit().map_err(busy)?;
+        Ok((stored, out))
+    }
+}
+
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Reads the header of an existing file without writing to it.
+fn preflight(path: &Path) -> Result<(), OqError> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return Err(OqError::store(
+            "not_an_oq_store",
+            format!("{} is a directory, not an oq store", path.display()),
+        ));
+    }
+    if meta.len() == 0 {
+        return Ok(());
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn =
+        Connection::open_with_flags(path, flags).map_err(|e| classify_open_error(path, e))?;
+    let header = conn
+        .query_row("SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version)", [], |r| {
+            Ok((r.get::<_, i32>(0)?, r.get::<_, i64>(1)?))
+        })
+        .map_err(|e| classify_open_error(path, e))?;
+    check_header(path, header.0, header.1, &conn)
+}
+
+fn check_header(
+    path: &Path,
+    application_id: i32,
+    version: i64,
+    conn: &Connection,
+) -> Result<(), OqError> {
+    if application_id == 0 && version == 0 {
+        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+        return if tables == 0 {
+            Ok(())
+        } else {
+            Err(OqError::store(
+                "not_an_oq_store",
+                format!(
+                    "{} is a SQLite database but not an oq store; refusing to touch it",
+                    path.display()
+                ),
+            ))
+        };
+    }
+    if application_id != APPLICATION_ID {
+        return Err(OqError::store(
+            "not_an_oq_store",
+            format!(
+                "{} is a SQLite database of another application (id {application_id:#x}); refusing to touch it",
+                path.display()
+            ),
+        ));
+    }
+    if version > LATEST_VERSION {
+        return Err(OqError::store(
+            "store_too_new",
+            format!(
+                "{} has schema version {version}, newer than this oq understands ({LATEST_VERSION}); upgrade oq — the store was not touched",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL: readers never block the writer; FULL: a committed answer survives a power cut.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), OqError> {
+    // The write lock first: two processes opening a new store migrate it once, in turn.
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| classify_open_error(path, e))?;
+    let app: i32 = tx.query_row(
+        "SELECT application_id FROM pragma_application_id",
+        [],
+        |r| r.get(0),
+    )?;
+    let version: i64 = tx.query_row("SELECT user_version FROM pragma_user_version", [], |r| {
+        r.get(0)
+    })?;
+    check_header(path, app, version, &tx)?;
+    if version < LATEST_VERSION {
+        for step in &MIGRATIONS[version as usize..] {
+            tx.execute_batch(step)?;
+        }
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        tx.pragma_update(None, "user_version", LATEST_VERSION)?;
+    }
+    tx.commit().map_err(busy)?;
+    Ok(())
+}
+
+fn classify_open_error(path: &Path, e: rusqlite::Error) -> OqError {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => OqError::store(
+            "not_an_oq_store",
+            format!(
+                "{} is not an oq store (not a SQLite database); refusing to touch it",
+                path.display()
+            ),
+        ),
+        Some(
+            rusqlite::ErrorCode::CannotOpen
+            | rusqlite::ErrorCode::ReadOnly
+            | rusqlite::ErrorCode::PermissionDenied,
+        ) => not_writable(path, &e),
+        _ => OqError::store(
+            "store_unusable",
+            format!("{} cannot be used: {e}", path.display()),
+        ),
+    }
+}
+
+fn not_writable(path: &Path, e: &rusqlite::Error) -> OqError {
+    let dir = path.parent().unwrap_or(path);
+    OqError::store(
+        "data_dir_not_writable",
+        format!("data dir {} is not writable: {e}", dir.display()),
+    )
+}
+
+fn busy(e: rusqlite::Error) -> OqError {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            OqError::store(
+                "store_busy",
+                format!(
+                    "the store stayed locked by another process for {} s",
+                    BUSY_TIMEOUT.as_secs()
+                ),
+            )
+        }
+        _ => e.into(),
+    }
+}
+
+/// The unique indexes are the last line against a lost race: map them back to the
+/// domain's refusal rather than an internal error.
+fn constraint_to_domain(e: rusqlite::Error) -> OqError {
+    let text = e.to_string();
+    if text.contains("events.question_id") && text.contains("UNIQUE") {
+        return OqError::conflict(
+            "duplicate_event",
+            "another writer recorded this question event first",
+        );
+    }
+    e.into()
+}

@@ -1,0 +1,134 @@
+//! The store's schema and its migrations, one SQL step per version.
+//!
+//! `PRAGMA user_version` is the schema version and `PRAGMA application_id` marks the file
+//! as an oq store. Steps only ever add: a store written by an older build is brought
+//! forward on open; a store newer than this binary is refused before anything is written.
+//!
+//! The log is the truth. The tables beside it (`open_questions`, `question_links`) are
+//! indexes derived from the log by triggers in the same transaction, and their own
+//! triggers refuse any row the log does not justify, so they can never disagree with it.
+
+/// "oq" followed by a format mark; a SQLite file without it is not an oq store.
+pub const APPLICATION_ID: i32 = 0x6F71_0214;
+
+/// `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
+pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG, V2_DERIVED_INDEXES];
+
+pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Version 1: the append-only event log.
+pub const V1_EVENT_LOG: &str = r#"
+CREATE TABLE events (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id    TEXT NOT NULL UNIQUE,
+    type        TEXT NOT NULL,
+    project_id  TEXT NOT NULL,
+    session_id  TEXT,
+    question_id TEXT,
+    task_id     TEXT,
+    story_id    TEXT,
+    actor       TEXT NOT NULL,
+    at          INTEGER NOT NULL,
+    payload     TEXT NOT NULL CHECK (json_valid(payload))
+) STRICT;
+
+CREATE TRIGGER events_refuse_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'oq: the event log is append-only; UPDATE is refused'); END;
+
+CREATE TRIGGER events_refuse_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'oq: the event log is append-only; DELETE is refused'); END;
+
+-- One declaration and at most one answer per question, whatever the writers race.
+CREATE UNIQUE INDEX events_one_declaration ON events(question_id) WHERE type = 'artifact.open_question';
+CREATE UNIQUE INDEX events_one_answer ON events(question_id) WHERE type = 'open_question.answered';
+CREATE UNIQUE INDEX events_one_session ON events(session_id) WHERE type = 'session.started';
+CREATE UNIQUE INDEX events_one_story ON events(story_id) WHERE type = 'story.created';
+CREATE UNIQUE INDEX events_one_task ON events(task_id) WHERE type = 'task.created';
+
+CREATE INDEX events_by_question ON events(question_id) WHERE question_id IS NOT NULL;
+CREATE INDEX events_by_task ON events(task_id) WHERE task_id IS NOT NULL;
+CREATE INDEX events_by_story ON events(story_id) WHERE story_id IS NOT NULL;
+CREATE INDEX events_by_project_type ON events(project_id, type);
+CREATE INDEX events_by_type ON events(type);
+"#;
+
+/// Version 2: indexes derived from the log (the open set, and what each question affects),
+/// rebuilt from the log for a store that was written at version 1.
+pub const V2_DERIVED_INDEXES: &str = r#"
+CREATE TABLE open_questions (
+    question_id  TEXT PRIMARY KEY,
+    project_id   TEXT NOT NULL,
+    declared_seq INTEGER NOT NULL UNIQUE,
+    answerer     TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX open_questions_by_project ON open_questions(project_id, declared_seq);
+CREATE INDEX open_questions_by_answerer ON open_questions(answerer, declared_seq);
+
+CREATE TABLE question_links (
+    kind        TEXT NOT NULL,
+    target      TEXT NOT NULL,
+    question_id TEXT NOT NULL,
+    PRIMARY KEY (kind, target, question_id)
+) STRICT, WITHOUT ROWID;
+
+-- Guards: a row exists only while the log says so.
+CREATE TRIGGER open_questions_guard_insert BEFORE INSERT ON open_questions
+WHEN NOT EXISTS (SELECT 1 FROM events WHERE type = 'artifact.open_question'
+                 AND question_id = NEW.question_id AND seq = NEW.declared_seq)
+  OR EXISTS (SELECT 1 FROM events WHERE type = 'open_question.answered' AND question_id = NEW.question_id)
+BEGIN SELECT RAISE(ABORT, 'oq: open_questions is derived from the log; this row is not in it'); END;
+
+CREATE TRIGGER open_questions_refuse_update BEFORE UPDATE ON open_questions
+BEGIN SELECT RAISE(ABORT, 'oq: open_questions is derived from the log; UPDATE is refused'); END;
+
+CREATE TRIGGER open_questions_guard_delete BEFORE DELETE ON open_questions
+WHEN NOT EXISTS (SELECT 1 FROM events WHERE type = 'open_question.answered' AND question_id = OLD.question_id)
+BEGIN SELECT RAISE(ABORT, 'oq: open_questions is derived from the log; the question is still open'); END;
+
+CREATE TRIGGER question_links_guard_insert BEFORE INSERT ON question_links
+WHEN NOT EXISTS (SELECT 1 FROM events WHERE type = 'artifact.open_question' AND question_id = NEW.question_id)
+BEGIN SELECT RAISE(ABORT, 'oq: question_links is derived from the log; this row is not in it'); END;
+
+CREATE TRIGGER question_links_refuse_update BEFORE UPDATE ON question_links
+BEGIN SELECT RAISE(ABORT, 'oq: question_links is derived from the log; UPDATE is refused'); END;
+
+CREATE TRIGGER question_links_refuse_delete BEFORE DELETE ON question_links
+BEGIN SELECT RAISE(ABORT, 'oq: question_links is derived from the log; DELETE is refused'); END;
+
+-- Maintenance, in the same transaction as the append.
+CREATE TRIGGER events_derive_declared AFTER INSERT ON events
+WHEN NEW.type = 'artifact.open_question'
+BEGIN
+    INSERT INTO open_questions (question_id, project_id, declared_seq, answerer)
+    SELECT NEW.question_id, NEW.project_id, NEW.seq,
+           (SELECT json_extract(s.payload, '$.author') FROM events s
+             WHERE s.type = 'session.started' AND s.session_id = NEW.session_id);
+    INSERT INTO question_links (kind, target, question_id)
+    SELECT 'rule', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.regras')
+    UNION SELECT 'story', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.historias')
+    UNION SELECT 'task', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.tarefas');
+END;
+
+CREATE TRIGGER events_derive_answered AFTER INSERT ON events
+WHEN NEW.type = 'open_question.answered'
+BEGIN
+    DELETE FROM open_questions WHERE question_id = NEW.question_id;
+END;
+
+-- Rebuild from a version-1 log.
+INSERT INTO open_questions (question_id, project_id, declared_seq, answerer)
+SELECT d.question_id, d.project_id, d.seq,
+       (SELECT json_extract(s.payload, '$.author') FROM events s
+         WHERE s.type = 'session.started' AND s.session_id = d.session_id)
+FROM events d
+WHERE d.type = 'artifact.open_question'
+  AND NOT EXISTS (SELECT 1 FROM events a WHERE a.type = 'open_question.answered' AND a.question_id = d.question_id);
+
+INSERT INTO question_links (kind, target, question_id)
+SELECT 'rule', j.value, d.question_id FROM events d, json_each(d.payload, '$.afeta.regras') j
+ WHERE d.type = 'artifact.open_question'
+UNION SELECT 'story', j.value, d.question_id FROM events d, json_each(d.payload, '$.afeta.historias') j
+ WHERE d.type = 'artifact.open_question'
+UNION SELECT 'task', j.value, d.question_id FROM events d, json_each(d.payload, '$.afeta.tarefas') j
+ WHERE d.type = 'artifact.open_question';
+"#;

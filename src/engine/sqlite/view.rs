@@ -1,0 +1,475 @@
+//! Reads over the log for the engine: every state is folded from events here.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::domain::dev_context::Decisao;
+use crate::domain::gate::Gate;
+use crate::domain::work::{Session, Story, Task, WorkState};
+use crate::domain::{Answer, Event, OqError, Question, StoredEvent};
+use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StatusFilter, StoreView};
+
+pub struct SqliteView<'c> {
+    conn: &'c Connection,
+}
+
+impl<'c> SqliteView<'c> {
+    pub fn new(conn: &'c Connection) -> Self {
+        SqliteView { conn }
+    }
+}
+
+/// The columns that make a [`Question`]: the declaration, its session's author, and the
+/// answer when there is one. `d` is the declaration event.
+const QUESTION_COLUMNS: &str = "
+    d.seq, d.project_id, d.at, d.payload,
+    (SELECT json_extract(s.payload, '$.author') FROM events s
+      WHERE s.type = 'session.started' AND s.session_id = d.session_id),
+    a.payload, a.at";
+
+const ANSWER_JOIN: &str =
+    "LEFT JOIN events a ON a.type = 'open_question.answered' AND a.question_id = d.question_id";
+
+fn parse_event(payload: &str) -> Result<Event, OqError> {
+    serde_json::from_str(payload)
+        .map_err(|e| OqError::Internal(format!("unreadable event in the log: {e}")))
+}
+
+fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Question, OqError>> {
+    let seq: i64 = row.get(0)?;
+    let project_id: String = row.get(1)?;
+    let created_at: i64 = row.get(2)?;
+    let payload: String = row.get(3)?;
+    let session_author: Option<String> = row.get(4)?;
+    let answer_payload: Option<String> = row.get(5)?;
+    let answered_at: Option<i64> = row.get(6)?;
+    Ok((|| {
+        let Event::OpenQuestion {
+            question_id,
+            pergunta,
+            sugestao,
+            afeta,
+            autor,
+            session_id,
+            source,
+        } = parse_event(&payload)?
+        else {
+            return Err(OqError::Internal(format!("event {seq} is not a question")));
+        };
+        let answer = match answer_payload {
+            None => None,
+            Some(p) => match parse_event(&p)? {
+                Event::QuestionAnswered {
+                    resposta,
+                    aceitou_sugestao,
+                    decision_event_id,
+                    respondida_por,
+                    ..
+                } => Some(Answer {
+                    resposta,
+                    aceitou_sugestao,
+                    decision_event_id,
+                    respondida_por,
+                    answered_at: answered_at.unwrap_or(0),
+                }),
+                _ => {
+                    return Err(OqError::Internal(format!(
+                        "answer of {question_id} is not an answer"
+                    )));
+                }
+            },
+        };
+        Ok(Question {
+            question_id,
+            project_id,
+            session_id,
+            session_author: session_author.unwrap_or_default(),
+            pergunta,
+            sugestao,
+            afeta,
+            autor,
+            source,
+            created_at,
+            seq,
+            answer,
+        })
+    })())
+}
+
+fn collect<T>(
+    rows: impl Iterator<Item = rusqlite::Result<Result<T, OqError>>>,
+) -> Result<Vec<T>, OqError> {
+    let mut out = Vec::new();
+    for r in rows {
+        out.push(r??);
+    }
+    Ok(out)
+}
+
+impl SqliteView<'_> {
+    fn query_questions(
+        &self,
+        sql: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<Question>, OqError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(args, question_from_row)?;
+        collect(rows)
+    }
+
+    fn count(&self, sql: &str, args: &[&dyn rusqlite::ToSql]) -> Result<u64, OqError> {
+        let n: i64 = self
+            .conn
+            .prepare_cached(sql)?
+            .query_row(args, |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    fn events_of(&self, column: &str, id: &str) -> Result<Vec<(String, Event)>, OqError> {
+        let sql =
+            format!("SELECT project_id, payload FROM events WHERE {column} = ?1 ORDER BY seq");
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map([id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (project, payload) = row?;
+            out.push((project, parse_event(&payload)?));
+        }
+        Ok(out)
+    }
+}
+
+impl StoreView for SqliteView<'_> {
+    fn revision(&self) -> Result<i64, OqError> {
+        Ok(self
+            .conn
+            .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?)
+    }
+
+    fn projects(&self) -> Result<Vec<String>, OqError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT project_id FROM events WHERE type = 'session.started' ORDER BY project_id",
+        )?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn session(&self, session_id: &str) -> Result<Option<Session>, OqError> {
+        let row: Option<(String, String)> = self
+            .conn
+            .prepare_cached("SELECT project_id, payload FROM events WHERE type = 'session.started' AND session_id = ?1")?
+            .query_row([session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        match row {
+            None => Ok(None),
+            Some((project_id, payload)) => {
+                session_from(project_id, parse_event(&payload)?).map(Some)
+            }
+        }
+    }
+
+    fn sessions(&self, project_id: Option<&str>) -> Result<Vec<Session>, OqError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT project_id, payload FROM events WHERE type = 'session.started'
+             AND (?1 IS NULL OR project_id = ?1) ORDER BY seq",
+        )?;
+        let rows = stmt.query_map([project_id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (project, payload) = row?;
+            out.push(session_from(project, parse_event(&payload)?)?);
+        }
+        Ok(out)
+    }
+
+    fn question(&self, question_id: &str) -> Result<Option<Question>, OqError> {
+        let sql = format!(
+            "SELECT {QUESTION_COLUMNS} FROM events d {ANSWER_JOIN}
+             WHERE d.type = 'artifact.open_question' AND d.question_id = ?1"
+        );
+        Ok(self.query_questions(&sql, &[&question_id])?.pop())
+    }
+
+    fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
+        let limit = q.limit as i64;
+        let (items, total) = match (q.status, q.project_id) {
+            (StatusFilter::Open, Some(p)) => (
+                self.query_questions(
+                    &format!(
+                        "SELECT {QUESTION_COLUMNS} FROM open_questions o JOIN events d ON d.seq = o.declared_seq {ANSWER_JOIN}
+                         WHERE o.project_id = ?1 AND o.declared_seq > ?2 ORDER BY o.declared_seq LIMIT ?3"
+                    ),
+                    &[&p, &q.after_seq, &limit],
+                )?,
+                self.count("SELECT count(*) FROM open_questions WHERE project_id = ?1", &[&p])?,
+            ),
+            (StatusFilter::Open, None) => (
+                self.query_questions(
+                    &format!(
+                        "SELECT {QUESTION_COLUMNS} FROM open_questions o JOIN events d ON d.seq = o.declared_seq {ANSWER_JOIN}
+                         WHERE o.declared_seq > ?1 ORDER BY o.declared_seq LIMIT ?2"
+                    ),
+                    &[&q.after_seq, &limit],
+                )?,
+                self.count("SELECT count(*) FROM open_questions", &[])?,
+            ),
+            (status, project) => {
+                let answered_only = status == StatusFilter::Answered;
+                let items = self.query_questions(
+                    &format!(
+                        "SELECT {QUESTION_COLUMNS} FROM events d {ANSWER_JOIN}
+                         WHERE d.type = 'artifact.open_question' AND (?1 IS NULL OR d.project_id = ?1)
+                           AND d.seq > ?2 AND (?3 = 0 OR a.seq IS NOT NULL)
+                         ORDER BY d.seq LIMIT ?4"
+                    ),
+                    &[&project, &q.after_seq, &answered_only, &limit],
+                )?;
+                let kind = if answered_only { "open_question.answered" } else { "artifact.open_question" };
+                let total = self.count(
+                    "SELECT count(*) FROM events WHERE type = ?1 AND (?2 IS NULL OR project_id = ?2)",
+                    &[&kind, &project],
+                )?;
+                (items, total)
+            }
+        };
+        Ok(QuestionPage { items, total })
+    }
+
+    fn open_count(&self, project_id: &str) -> Result<u64, OqError> {
+        self.count(
+            "SELECT count(*) FROM open_questions WHERE project_id = ?1",
+            &[&project_id],
+        )
+    }
+
+    fn story(&self, story_id: &str) -> Result<Option<Story>, OqError> {
+        let mut story: Option<Story> = None;
+        for (project_id, event) in self.events_of("story_id", story_id)? {
+            match event {
+                Event::StoryCreated { story_id, title } => {
+                    story = Some(Story {
+                        story_id,
+                        project_id,
+                        title,
+                        state: WorkState::Draft,
+                    })
+                }
+                Event::StoryStateChanged { to, .. } => {
+                    if let Some(s) = story.as_mut() {
+                        s.state = to;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(story)
+    }
+
+    fn stories(&self, project_id: Option<&str>) -> Result<Vec<Story>, OqError> {
+        let ids = self.ids("SELECT story_id FROM events WHERE type = 'story.created' AND (?1 IS NULL OR project_id = ?1) ORDER BY seq", project_id)?;
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(self.story(&id)?);
+        }
+        Ok(out)
+    }
+
+    fn task(&self, task_id: &str) -> Result<Option<Task>, OqError> {
+        let mut task: Option<Task> = None;
+        for (project_id, event) in self.events_of("task_id", task_id)? {
+            if let Event::TaskCreated {
+                task_id,
+                story_id,
+                session_id,
+                title,
+                correction_ceiling,
+            } = event
+            {
+                task = Some(Task {
+                    task_id,
+                    project_id,
+                    story_id,
+                    session_id,
+                    title,
+                    state: WorkState::Draft,
+                    gate: Gate::new(correction_ceiling),
+                });
+                continue;
+            }
+            if let Some(t) = task.as_mut() {
+                t.apply(&event);
+            }
+        }
+        Ok(task)
+    }
+
+    fn tasks_of_story(&self, story_id: &str) -> Result<Vec<Task>, OqError> {
+        let ids = self.ids(
+            "SELECT task_id FROM events WHERE type = 'task.created' AND story_id = ?1 ORDER BY seq",
+            Some(story_id),
+        )?;
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(self.task(&id)?);
+        }
+        Ok(out)
+    }
+
+    fn waiting_for(
+        &self,
+        project_id: Option<&str>,
+        person: &str,
+    ) -> Result<Vec<ParkedTask>, OqError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT p.task_id, p.question_id, p.at FROM open_questions o
+               JOIN events p ON p.type = 'gate.rescue_parked' AND p.question_id = o.question_id
+              WHERE o.answerer = ?1 AND (?2 IS NULL OR o.project_id = ?2)
+              ORDER BY p.seq",
+        )?;
+        let rows = stmt.query_map(params![person, project_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (task_id, question_id, parked_at) = row?;
+            if let Some(task) = self.task(&task_id)? {
+                out.push(ParkedTask {
+                    task,
+                    question_id,
+                    parked_at,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn parked_on(&self, question_id: &str) -> Result<Vec<String>, OqError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT p.task_id FROM events p
+              WHERE p.type = 'gate.rescue_parked' AND p.question_id = ?1
+                AND NOT EXISTS (SELECT 1 FROM events r WHERE r.type = 'gate.resumed'
+                                AND r.question_id = ?1 AND r.task_id = p.task_id)
+              ORDER BY p.seq",
+        )?;
+        let rows = stmt.query_map([question_id], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn decisions_linked(&self, task_id: &str, story_id: &str) -> Result<Vec<Decisao>, OqError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT d.payload, a.payload, a.at, a.seq FROM question_links l
+               JOIN events a ON a.type = 'open_question.answered' AND a.question_id = l.question_id
+               JOIN events d ON d.type = 'artifact.open_question' AND d.question_id = l.question_id
+              WHERE (l.kind = 'task' AND l.target = ?1) OR (l.kind = 'story' AND l.target = ?2)
+              ORDER BY a.seq DESC",
+        )?;
+        let rows = stmt.query_map([task_id, story_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (declared, answered, at, seq) = row?;
+            if let (
+                Event::OpenQuestion {
+                    question_id,
+                    pergunta,
+                    ..
+                },
+                Event::QuestionAnswered {
+                    resposta,
+                    aceitou_sugestao,
+                    decision_event_id,
+                    respondida_por,
+                    ..
+                },
+            ) = (parse_event(&declared)?, parse_event(&answered)?)
+            {
+                out.push(Decisao {
+                    question_id,
+                    pergunta,
+                    resposta,
+                    aceitou_sugestao,
+                    respondida_por,
+                    decision_event_id,
+                    decided_at: at,
+                    seq,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn events_after(
+        &self,
+        project_id: Option<&str>,
+        seq: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, OqError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, event_id, project_id, actor, at, payload FROM events
+              WHERE seq > ?1 AND (?2 IS NULL OR project_id = ?2) ORDER BY seq LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![seq, project_id, limit as i64], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, String>(5)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, event_id, project_id, actor, at, payload) = row?;
+            out.push(StoredEvent {
+                seq,
+                event_id,
+                project_id,
+                actor,
+                at,
+                event: parse_event(&payload)?,
+            });
+        }
+        Ok(out)
+    }
+}
+
+impl SqliteView<'_> {
+    fn ids(&self, sql: &str, arg: Option<&str>) -> Result<Vec<String>, OqError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map([arg], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+fn session_from(project_id: String, event: Event) -> Result<Session, OqError> {
+    match event {
+        Event::SessionStarted {
+            session_id,
+            kind,
+            author,
+        } => Ok(Session {
+            session_id,
+            project_id,
+            kind,
+            author,
+        }),
+        other => Err(OqError::Internal(format!(
+            "expected a session event, found {}",
+            other.type_name()
+        ))),
+    }
+}

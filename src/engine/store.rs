@@ -1,0 +1,124 @@
+//! The narrow interface between the engine's rules and where the log lives.
+//!
+//! The engine never writes SQL: it reads through [`StoreView`] and appends [`NewEvent`]s
+//! inside [`Store::transact`], which runs the read-decide-append as one serialised write
+//! transaction. The embedded SQLite store implements it today; a PostgreSQL store for
+//! teams implements the same two traits (`SELECT … FOR UPDATE`-free: one advisory lock per
+//! project around the same read-decide-append).
+
+use crate::domain::dev_context::Decisao;
+use crate::domain::{Event, OqError, Question, Session, StoredEvent, Story, Task};
+
+/// An event to append, before the log gives it a position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub project_id: String,
+    pub actor: String,
+    pub event: Event,
+}
+
+/// Which questions to list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatusFilter {
+    #[default]
+    Open,
+    Answered,
+    All,
+}
+
+impl std::str::FromStr for StatusFilter {
+    type Err = OqError;
+    fn from_str(s: &str) -> Result<Self, OqError> {
+        match s {
+            "open" => Ok(StatusFilter::Open),
+            "answered" => Ok(StatusFilter::Answered),
+            "all" => Ok(StatusFilter::All),
+            _ => Err(OqError::invalid(
+                "invalid_status",
+                format!("status {s:?}: expected open, answered or all"),
+            )),
+        }
+    }
+}
+
+impl StatusFilter {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatusFilter::Open => "open",
+            StatusFilter::Answered => "answered",
+            StatusFilter::All => "all",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionQuery<'a> {
+    /// `None`: every project (the local doors' default).
+    pub project_id: Option<&'a str>,
+    pub status: StatusFilter,
+    /// Only questions declared after this log position (the page cursor).
+    pub after_seq: i64,
+    pub limit: usize,
+}
+
+/// A page of questions, oldest first, with the total matching the filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionPage {
+    pub items: Vec<Question>,
+    pub total: u64,
+}
+
+/// A task parked on a question, as "Waiting for you" shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParkedTask {
+    pub task: Task,
+    pub question_id: String,
+    pub parked_at: i64,
+}
+
+/// Reads, all consistent with one snapshot of the log.
+pub trait StoreView {
+    /// The position of the newest event (0 for an empty log).
+    fn revision(&self) -> Result<i64, OqError>;
+    fn projects(&self) -> Result<Vec<String>, OqError>;
+    fn session(&self, session_id: &str) -> Result<Option<Session>, OqError>;
+    fn sessions(&self, project_id: Option<&str>) -> Result<Vec<Session>, OqError>;
+    fn question(&self, question_id: &str) -> Result<Option<Question>, OqError>;
+    fn questions(&self, query: &QuestionQuery<'_>) -> Result<QuestionPage, OqError>;
+    fn open_count(&self, project_id: &str) -> Result<u64, OqError>;
+    fn story(&self, story_id: &str) -> Result<Option<Story>, OqError>;
+    fn stories(&self, project_id: Option<&str>) -> Result<Vec<Story>, OqError>;
+    /// A task with its gate folded from the log.
+    fn task(&self, task_id: &str) -> Result<Option<Task>, OqError>;
+    fn tasks_of_story(&self, story_id: &str) -> Result<Vec<Task>, OqError>;
+    /// Tasks whose gate is parked on an open question of a session authored by `person`.
+    fn waiting_for(
+        &self,
+        project_id: Option<&str>,
+        person: &str,
+    ) -> Result<Vec<ParkedTask>, OqError>;
+    /// Tasks parked on `question_id` right now.
+    fn parked_on(&self, question_id: &str) -> Result<Vec<String>, OqError>;
+    /// Answered questions whose `afeta` names the task or the story.
+    fn decisions_linked(&self, task_id: &str, story_id: &str) -> Result<Vec<Decisao>, OqError>;
+    /// Events after `seq`, oldest first, at most `limit`, optionally of one project.
+    fn events_after(
+        &self,
+        project_id: Option<&str>,
+        seq: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, OqError>;
+}
+
+/// What the log can do: read a snapshot, or read-decide-append atomically.
+pub trait Store: Send + Sync {
+    fn read<T>(&self, f: impl FnOnce(&dyn StoreView) -> Result<T, OqError>) -> Result<T, OqError>;
+
+    /// Runs `decide` in one write transaction, serialised against every other writer of the
+    /// store (other processes included), and appends what it returns. Either every event is
+    /// appended or none is.
+    fn transact<T>(
+        &self,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError>,
+    ) -> Result<(Vec<StoredEvent>, T), OqError>;
+}

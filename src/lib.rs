@@ -1,0 +1,11 @@
+//! oq: the questions AI agents leave for people, as durable pending items with an owner.
+//!
+//! - [`domain`]: ADR 0214's rules as pure code.
+//! - [`engine`]: the operations over the append-only log, and the embedded SQLite store.
+//! - [`cli`]: the script doors (`oq ask`, `oq list`, `oq answer`…).
+
+pub mod cli;
+pub mod demo;
+pub mod domain;
+pub mod engine;
+pub mod wire;

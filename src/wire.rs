@@ -1,0 +1,199 @@
+//! The JSON shapes that leave oq: the HTTP API's bodies and the script doors' `--json`
+//! output are the same types, so a script reads one format whatever the source.
+//!
+//! The ADR's field names exactly (`pergunta`, `sugestao`, `afeta`, `resposta`,
+//! `aceitouSugestao`, `decisionEventId`, `respondidaPor`…), camelCase English for the rest.
+//! Times are Unix milliseconds. These shapes are stable: add fields, never rename.
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::{Actor, Afeta, OqError, Question, Session, Story, Task};
+use crate::engine::ParkedTask;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionItem {
+    pub question_id: String,
+    pub project_id: String,
+    pub session_id: String,
+    /// The one person who may answer.
+    pub session_author: String,
+    pub pergunta: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sugestao: Option<String>,
+    pub afeta: Afeta,
+    pub autor: String,
+    pub source: String,
+    /// `open` or `answered`, derived from the log.
+    pub status: String,
+    pub created_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AnswerItem>,
+    /// Whether the caller may answer now; `reason` says why not.
+    pub can_answer: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerItem {
+    pub resposta: String,
+    pub aceitou_sugestao: bool,
+    pub decision_event_id: String,
+    pub respondida_por: String,
+    pub answered_at: i64,
+}
+
+impl QuestionItem {
+    pub fn from_question(q: &Question, viewer: &Actor) -> Self {
+        let (can_answer, reason) = q.answerability(viewer);
+        QuestionItem {
+            question_id: q.question_id.clone(),
+            project_id: q.project_id.clone(),
+            session_id: q.session_id.clone(),
+            session_author: q.session_author.clone(),
+            pergunta: q.pergunta.clone(),
+            sugestao: q.sugestao.clone(),
+            afeta: q.afeta.clone(),
+            autor: q.autor.clone(),
+            source: q.source.clone(),
+            status: if q.is_open() { "open" } else { "answered" }.into(),
+            created_at: q.created_at,
+            answer: q.answer.as_ref().map(|a| AnswerItem {
+                resposta: a.resposta.clone(),
+                aceitou_sugestao: a.aceitou_sugestao,
+                decision_event_id: a.decision_event_id.clone(),
+                respondida_por: a.respondida_por.clone(),
+                answered_at: a.answered_at,
+            }),
+            can_answer,
+            reason,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionList {
+    pub items: Vec<QuestionItem>,
+    pub total: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateItem {
+    pub state: String,
+    pub corrections: u32,
+    pub ceiling: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked_on: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskItem {
+    pub task_id: String,
+    pub project_id: String,
+    pub story_id: String,
+    pub session_id: String,
+    pub title: String,
+    pub state: String,
+    pub gate: GateItem,
+}
+
+impl From<&Task> for TaskItem {
+    fn from(t: &Task) -> Self {
+        TaskItem {
+            task_id: t.task_id.clone(),
+            project_id: t.project_id.clone(),
+            story_id: t.story_id.clone(),
+            session_id: t.session_id.clone(),
+            title: t.title.clone(),
+            state: t.state.as_str().into(),
+            gate: GateItem {
+                state: t.gate.state.as_str().into(),
+                corrections: t.gate.corrections,
+                ceiling: t.gate.ceiling,
+                parked_on: t.gate.parked_on.clone(),
+            },
+        }
+    }
+}
+
+/// A row of "Waiting for you".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitingItem {
+    pub task: TaskItem,
+    pub question_id: String,
+    pub parked_at: i64,
+}
+
+impl From<&ParkedTask> for WaitingItem {
+    fn from(p: &ParkedTask) -> Self {
+        WaitingItem {
+            task: TaskItem::from(&p.task),
+            question_id: p.question_id.clone(),
+            parked_at: p.parked_at,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoryItem {
+    pub story_id: String,
+    pub project_id: String,
+    pub title: String,
+    pub state: String,
+}
+
+impl From<&Story> for StoryItem {
+    fn from(s: &Story) -> Self {
+        StoryItem {
+            story_id: s.story_id.clone(),
+            project_id: s.project_id.clone(),
+            title: s.title.clone(),
+            state: s.state.as_str().into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionItem {
+    pub session_id: String,
+    pub project_id: String,
+    pub kind: String,
+    pub author: String,
+}
+
+impl From<&Session> for SessionItem {
+    fn from(s: &Session) -> Self {
+        SessionItem {
+            session_id: s.session_id.clone(),
+            project_id: s.project_id.clone(),
+            kind: s.kind.as_str().into(),
+            author: s.author.clone(),
+        }
+    }
+}
+
+/// Every error body: `{"code", "message"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+impl From<&OqError> for ErrorBody {
+    fn from(e: &OqError) -> Self {
+        ErrorBody {
+            code: e.code().into(),
+            message: e.to_string(),
+        }
+    }
+}
