@@ -211,19 +211,30 @@ fn fill_atlas<S: Store>(engine: &Engine<S>, you: &Actor) -> Result<(), OqError> 
     Ok(())
 }
 
-pub fn describe(s: &DemoSummary, data_dir: &Path) -> String {
+/// What the sample holds and what to try; `oq` is how the reader invokes oq (with the
+/// `--data-dir` they chose, so the hints work as printed).
+pub fn describe(s: &DemoSummary, data_dir: &Path, oq: &str) -> String {
     let verb = if s.created { "filled" } else { "already holds" };
-    format!(
-        "The demo store in {dir} {verb} a sample: projects {projects}; {open} open and {answered} answered questions; \
-{waiting} task waiting for {user}.\n\n\
-Try:\n  oq list                      the open questions of every project\n  oq list --status all --json  the same, as JSON\n  \
-oq task waiting              tasks parked on a question you must answer\n  oq readiness -p loja         how many are still open\n  \
-oq show ID                   one question in full\n  oq answer ID --accept        take the suggestion (only the session's author may)\n",
-        dir = data_dir.display(),
-        projects = s.projects.join(", "),
-        open = s.open,
-        answered = s.answered,
-        waiting = s.waiting_for_you,
-        user = s.user,
-    )
+    let mut out = format!(
+        "The demo store in {} {verb} a sample: projects {}; {} open and {} answered questions; {} task waiting for {}.\n\nTry:\n",
+        data_dir.display(),
+        s.projects.join(", "),
+        s.open,
+        s.answered,
+        s.waiting_for_you,
+        s.user,
+    );
+    for (args, what) in [
+        ("list", "the open questions of every project"),
+        ("list --status all --json", "the same with the answered ones, as JSON"),
+        ("task waiting", "tasks parked on a question you must answer"),
+        ("readiness -p loja", "how many are still open in a project"),
+        ("show ID", "one question in full"),
+        ("answer ID --accept", "take the suggestion (only the session's author may)"),
+        ("answer ID --text \"…\"", "answer in your own words"),
+        ("--as ana list", "the same queue as ana sees it"),
+    ] {
+        out.push_str(&format!("  {:<52} {what}\n", format!("{oq} {args}")));
+    }
+    out
 }

@@ -106,10 +106,16 @@ fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
             let dir = super::context::data_dir(&ctx.global)?;
             ctx.emit(&summary, || {
                 if d.quiet {
-                    format!("{}\n", dir.display())
-                } else {
-                    crate::demo::describe(&summary, &dir)
+                    return format!("{}\n", dir.display());
                 }
+                let viewer = ctx.person();
+                let open = ctx.engine.list(None, StatusFilter::Open, None, 50).map(|page| QuestionList {
+                    items: page.items.iter().map(|q| QuestionItem::from_question(q, &viewer)).collect(),
+                    total: page.total,
+                    cursor: page.cursor,
+                });
+                let queue = open.map(|l| render::question_list(&l, now_ms())).unwrap_or_default();
+                format!("{}\nOpen questions (● you can answer, ○ another person's session):\n{queue}", crate::demo::describe(&summary, &dir, &oq_invocation(ctx)))
             });
             Ok(exit::OK)
         }
@@ -361,6 +367,17 @@ fn task(ctx: &Context, t: TaskCommand) -> Result<i32, OqError> {
     let item = TaskItem::from(&task);
     ctx.emit(&item, || render::task(&item));
     Ok(exit::OK)
+}
+
+/// How the user invoked oq, for hints that work when pasted: `oq`, plus `--data-dir` when
+/// they chose one.
+fn oq_invocation(ctx: &Context) -> String {
+    // Under `cargo run` the binary is not on PATH: show the path it was started by.
+    let program = std::env::args().next().filter(|a| a.contains('/')).unwrap_or_else(|| "oq".into());
+    match &ctx.global.data_dir {
+        Some(dir) => format!("{program} --data-dir {}", dir.display()),
+        None => program,
+    }
 }
 
 /// `rule:RN-1`, `story:S-3`, `task:T-7` (or the ADR's `regra`, `historia`, `tarefa`).
