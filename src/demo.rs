@@ -226,11 +226,17 @@ pub fn describe(s: &DemoSummary, data_dir: &Path, oq: &str) -> String {
     );
     for (args, what) in [
         ("list", "the open questions of every project"),
-        ("list --status all --json", "the same with the answered ones, as JSON"),
+        (
+            "list --status all --json",
+            "the same with the answered ones, as JSON",
+        ),
         ("task waiting", "tasks parked on a question you must answer"),
         ("readiness -p loja", "how many are still open in a project"),
         ("show ID", "one question in full"),
-        ("answer ID --accept", "take the suggestion (only the session's author may)"),
+        (
+            "answer ID --accept",
+            "take the suggestion (only the session's author may)",
+        ),
         ("answer ID --text \"…\"", "answer in your own words"),
         ("--as ana list", "the same queue as ana sees it"),
     ] {

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Actor, Afeta, OqError, Question, Session, Story, Task};
+use crate::domain::{Actor, Afeta, OqError, Question, Session, Story, Task, Verdict};
 use crate::engine::ParkedTask;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -197,3 +197,16 @@ impl From<&OqError> for ErrorBody {
         }
     }
 }
+
+/// `POST …/qa-verdicts` and `oq verdict`: the consolidated verdict, the task after it, and
+/// the question the gate parked on (for `needs_user_decision`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerdictReply {
+    pub verdict: Verdict,
+    pub task: TaskItem,
+    pub open_question_id: Option<String>,
+}
+
+/// `GET …/dev-context` and `GET …/readiness` bodies are the engine's own shapes.
+pub use crate::engine::{DevContext, Readiness};

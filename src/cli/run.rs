@@ -109,13 +109,25 @@ fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
                     return format!("{}\n", dir.display());
                 }
                 let viewer = ctx.person();
-                let open = ctx.engine.list(None, StatusFilter::Open, None, 50).map(|page| QuestionList {
-                    items: page.items.iter().map(|q| QuestionItem::from_question(q, &viewer)).collect(),
-                    total: page.total,
-                    cursor: page.cursor,
-                });
-                let queue = open.map(|l| render::question_list(&l, now_ms())).unwrap_or_default();
-                format!("{}\nOpen questions (● you can answer, ○ another person's session):\n{queue}", crate::demo::describe(&summary, &dir, &oq_invocation(ctx)))
+                let open = ctx
+                    .engine
+                    .list(None, StatusFilter::Open, None, 50)
+                    .map(|page| QuestionList {
+                        items: page
+                            .items
+                            .iter()
+                            .map(|q| QuestionItem::from_question(q, &viewer))
+                            .collect(),
+                        total: page.total,
+                        cursor: page.cursor,
+                    });
+                let queue = open
+                    .map(|l| render::question_list(&l, now_ms()))
+                    .unwrap_or_default();
+                format!(
+                    "{}\nOpen questions (● you can answer, ○ another person's session):\n{queue}",
+                    crate::demo::describe(&summary, &dir, &oq_invocation(ctx))
+                )
             });
             Ok(exit::OK)
         }
@@ -373,7 +385,10 @@ fn task(ctx: &Context, t: TaskCommand) -> Result<i32, OqError> {
 /// they chose one.
 fn oq_invocation(ctx: &Context) -> String {
     // Under `cargo run` the binary is not on PATH: show the path it was started by.
-    let program = std::env::args().next().filter(|a| a.contains('/')).unwrap_or_else(|| "oq".into());
+    let program = std::env::args()
+        .next()
+        .filter(|a| a.contains('/'))
+        .unwrap_or_else(|| "oq".into());
     match &ctx.global.data_dir {
         Some(dir) => format!("{program} --data-dir {}", dir.display()),
         None => program,

@@ -1,13 +1,13 @@
 //! ADR 0214 §7: the decisions a task's dev and QA see — linked through `afeta` to the task
 //! or its story, newest first, at most 10 and at most 1,500 characters in all.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const DEV_CONTEXT_HEADER: &str = "User decisions — they win over FR/DoR when they conflict";
 pub const MAX_DECISIONS: usize = 10;
 pub const MAX_DECISION_CHARS: usize = 1_500;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Decisao {
     #[serde(rename = "questionId")]
     pub question_id: String,
@@ -22,7 +22,7 @@ pub struct Decisao {
     #[serde(rename = "decidedAt")]
     pub decided_at: i64,
     /// Log position of the answer: orders "newest first".
-    #[serde(skip)]
+    #[serde(skip, default)]
     pub seq: i64,
 }
 

@@ -1,0 +1,239 @@
+//! ADR 0214's operations, store-agnostic: read, decide with the domain, append.
+//!
+//! One `impl Engine` block per area: `questions.rs` (declare, answer, list, readiness),
+//! `work.rs` (stories and tasks), `gate.rs` (QA verdicts, waiting, dev-context).
+
+mod gate;
+mod questions;
+mod work;
+
+use serde::{Deserialize, Serialize};
+
+use super::ids;
+use super::store::{NewEvent, Store, StoreView};
+use crate::domain::dev_context::Decisao;
+use crate::domain::gate::DEFAULT_CORRECTION_CEILING;
+use crate::domain::text::check_id;
+use crate::domain::{
+    Actor, Event, OqError, Question, Session, SessionKind, StoredEvent, Story, Task, Verdict,
+};
+
+/// At most this many questions a page (RN-180).
+pub const PAGE_LIMIT: usize = 50;
+const TITLE_MAX_CHARS: usize = 200;
+
+#[derive(Debug, Clone, Copy)]
+pub struct EngineConfig {
+    /// RN-762's ceiling for new tasks.
+    pub correction_ceiling: u32,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            correction_ceiling: DEFAULT_CORRECTION_CEILING,
+        }
+    }
+}
+
+pub struct Engine<S> {
+    store: S,
+    config: EngineConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    pub items: Vec<Question>,
+    pub total: u64,
+    /// Pass back to get the next page; `None` on the last.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Readiness {
+    pub open_questions: u64,
+    /// "N questions are still open — answer", or null when none are.
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DevContext {
+    pub header: String,
+    pub decisoes: Vec<Decisao>,
+}
+
+/// emit_qa_verdict's body.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VerdictInput {
+    pub verdict: Option<Verdict>,
+    #[serde(default)]
+    pub pergunta: Option<String>,
+    #[serde(default)]
+    pub sugestao: Option<String>,
+    #[serde(default)]
+    pub open_question_id: Option<String>,
+    #[serde(default)]
+    pub subspecialty: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerdictOutcome {
+    pub task: Task,
+    /// The question the gate parked on, for `needs_user_decision`.
+    pub question_id: Option<String>,
+}
+
+impl<S: Store> Engine<S> {
+    pub fn new(store: S, config: EngineConfig) -> Self {
+        Engine { store, config }
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&dyn StoreView) -> Result<T, OqError>,
+    ) -> Result<T, OqError> {
+        self.store.read(f)
+    }
+
+    // ---- sessions -------------------------------------------------------------------
+
+    /// Starts a session authored by `actor` (for an execution session: the person who
+    /// activates execution). `session_id` lets a door choose a readable id.
+    pub fn start_session(
+        &self,
+        actor: &Actor,
+        project_id: &str,
+        kind: SessionKind,
+        session_id: Option<&str>,
+    ) -> Result<Session, OqError> {
+        check_id("projectId", project_id)?;
+        let Actor::Person { id: author } = actor else {
+            return Err(OqError::forbidden(
+                "role_not_allowed",
+                "sessions are started by people, not agents",
+            ));
+        };
+        let session_id = match session_id {
+            Some(id) => {
+                check_id("sessionId", id)?;
+                id.to_string()
+            }
+            None => ids::session_id(),
+        };
+        let (_, session) = self.store.transact(|view| {
+            if view.session(&session_id)?.is_some() {
+                return Err(OqError::conflict(
+                    "session_exists",
+                    format!("session {session_id} already exists"),
+                ));
+            }
+            let session = Session {
+                session_id: session_id.clone(),
+                project_id: project_id.into(),
+                kind,
+                author: author.clone(),
+            };
+            let event = Event::SessionStarted {
+                session_id: session_id.clone(),
+                kind,
+                author: author.clone(),
+            };
+            Ok((vec![new_event(project_id, actor, event)], session))
+        })?;
+        Ok(session)
+    }
+
+    /// The person's own conversation session in a project, started on first use: where a
+    /// local agent's questions go when it names no session.
+    pub fn personal_session(&self, project_id: &str, person: &str) -> Result<Session, OqError> {
+        let session_id = format!("{project_id}.{person}");
+        if let Some(s) = self.store.read(|v| v.session(&session_id))? {
+            return Ok(s);
+        }
+        match self.start_session(
+            &Actor::person(person),
+            project_id,
+            SessionKind::Conversation,
+            Some(&session_id),
+        ) {
+            // Another process started it between our read and our write: use theirs.
+            Err(OqError::Conflict {
+                code: "session_exists",
+                ..
+            }) => self
+                .store
+                .read(|v| v.session(&session_id))?
+                .ok_or_else(|| OqError::not_found("session", &session_id)),
+            other => other,
+        }
+    }
+
+    // ---- the log --------------------------------------------------------------------
+
+    pub fn revision(&self) -> Result<i64, OqError> {
+        self.store.read(|v| v.revision())
+    }
+
+    pub fn events_after(
+        &self,
+        project_id: Option<&str>,
+        seq: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, OqError> {
+        self.store.read(|v| v.events_after(project_id, seq, limit))
+    }
+}
+
+fn new_event(project_id: &str, actor: &Actor, event: Event) -> NewEvent {
+    NewEvent {
+        project_id: project_id.into(),
+        actor: actor.id().into(),
+        event,
+    }
+}
+
+fn parse_cursor(cursor: Option<&str>) -> Result<i64, OqError> {
+    match cursor {
+        None | Some("") => Ok(0),
+        Some(c) => c.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+            OqError::invalid(
+                "invalid_cursor",
+                format!("cursor {c:?} is not one this server gave"),
+            )
+        }),
+    }
+}
+
+fn session_in(v: &dyn StoreView, project_id: &str, session_id: &str) -> Result<Session, OqError> {
+    v.session(session_id)?
+        .filter(|s| s.project_id == project_id)
+        .ok_or_else(|| OqError::not_found("session", session_id))
+}
+
+fn question_in(
+    v: &dyn StoreView,
+    project_id: Option<&str>,
+    question_id: &str,
+) -> Result<Question, OqError> {
+    v.question(question_id)?
+        .filter(|q| project_id.is_none_or(|p| q.project_id == p))
+        .ok_or_else(|| OqError::not_found("question", question_id))
+}
+
+fn story_in(v: &dyn StoreView, project_id: &str, story_id: &str) -> Result<Story, OqError> {
+    v.story(story_id)?
+        .filter(|s| s.project_id == project_id)
+        .ok_or_else(|| OqError::not_found("story", story_id))
+}
+
+fn task_in(v: &dyn StoreView, project_id: &str, task_id: &str) -> Result<Task, OqError> {
+    v.task(task_id)?
+        .filter(|t| t.project_id == project_id)
+        .ok_or_else(|| OqError::not_found("task", task_id))
+}

@@ -1,0 +1,264 @@
+//! Questions: declare, answer, list, wait, and readiness (ADR 0214 §1–§5).
+
+use std::time::{Duration, Instant};
+
+use crate::domain::question::{check_declarer, decide_answer};
+use crate::domain::readiness::{ReadinessGate, readiness_notice};
+use crate::domain::text::check_id;
+use crate::domain::{
+    Actor, Answer, AnswerInput, DeclareInput, Event, OqError, Question, StoredEvent,
+};
+use crate::engine::ids;
+use crate::engine::store::{QuestionQuery, StatusFilter, Store};
+
+use super::{
+    Engine, ListPage, PAGE_LIMIT, Readiness, new_event, parse_cursor, question_in, session_in,
+};
+
+impl<S: Store> Engine<S> {
+    // ---- questions ------------------------------------------------------------------
+
+    /// declare_open_question: records the question in its session's log.
+    pub fn declare(
+        &self,
+        actor: &Actor,
+        project_id: &str,
+        input: &DeclareInput,
+    ) -> Result<Question, OqError> {
+        let role = check_declarer(actor)?;
+        let input = input.validated()?;
+        self.record_question(actor, project_id, &input, role.as_str(), "oq", None)
+    }
+
+    /// Records a question whose rules were checked by the caller (a declare, a verdict, or
+    /// a bridge importing an upstream question under the upstream's own id).
+    pub fn record_question(
+        &self,
+        actor: &Actor,
+        project_id: &str,
+        input: &DeclareInput,
+        autor: &str,
+        source: &str,
+        question_id: Option<&str>,
+    ) -> Result<Question, OqError> {
+        let question_id = question_id
+            .map(str::to_string)
+            .unwrap_or_else(ids::question_id);
+        let (stored, session) = self.store.transact(|view| {
+            let session = session_in(view, project_id, &input.session_id)?;
+            if view.question(&question_id)?.is_some() {
+                return Err(OqError::conflict(
+                    "question_exists",
+                    format!("question {question_id} already exists"),
+                ));
+            }
+            let event = Event::OpenQuestion {
+                question_id: question_id.clone(),
+                pergunta: input.pergunta.clone(),
+                sugestao: input.sugestao.clone(),
+                afeta: input.afeta.clone(),
+                autor: autor.to_string(),
+                session_id: input.session_id.clone(),
+                source: source.to_string(),
+            };
+            Ok((vec![new_event(project_id, actor, event)], session))
+        })?;
+        let at = stored.first().map(|e| (e.seq, e.at)).unwrap_or_default();
+        Ok(Question {
+            question_id,
+            project_id: project_id.into(),
+            session_id: input.session_id.clone(),
+            session_author: session.author,
+            pergunta: input.pergunta.clone(),
+            sugestao: input.sugestao.clone(),
+            afeta: input.afeta.clone(),
+            autor: autor.into(),
+            source: source.into(),
+            created_at: at.1,
+            seq: at.0,
+            answer: None,
+        })
+    }
+
+    /// Answers a question: the answer, its decision record, and the resumption of every
+    /// gate parked on it, in one transaction. `project_id` scopes the lookup (a question of
+    /// another project is "not found").
+    pub fn answer(
+        &self,
+        actor: &Actor,
+        project_id: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+    ) -> Result<Question, OqError> {
+        let (stored, mut question) = self.store.transact(|view| {
+            let question = question_in(view, project_id, question_id)?;
+            let decided = decide_answer(&question, actor, input)?;
+            let decision_event_id = ids::decision_id();
+            let project = question.project_id.clone();
+            let mut events = vec![
+                new_event(
+                    &project,
+                    actor,
+                    Event::QuestionAnswered {
+                        question_id: question_id.into(),
+                        resposta: decided.resposta.clone(),
+                        aceitou_sugestao: decided.aceitou_sugestao,
+                        decision_event_id: decision_event_id.clone(),
+                        respondida_por: actor.id().into(),
+                    },
+                ),
+                new_event(
+                    &project,
+                    actor,
+                    Event::DecisionRecord {
+                        decision_event_id: decision_event_id.clone(),
+                        actor: actor.id().into(),
+                        context: question.pergunta.clone(),
+                        choice: decided.resposta.clone(),
+                        consequences: question.afeta.clone(),
+                        question_id: question_id.into(),
+                    },
+                ),
+            ];
+            for task_id in view.parked_on(question_id)? {
+                events.push(new_event(
+                    &project,
+                    actor,
+                    Event::GateResumed {
+                        task_id,
+                        question_id: question_id.into(),
+                        decision_event_id: decision_event_id.clone(),
+                    },
+                ));
+            }
+            Ok((events, question))
+        })?;
+        if let Some(StoredEvent {
+            at,
+            event:
+                Event::QuestionAnswered {
+                    resposta,
+                    aceitou_sugestao,
+                    decision_event_id,
+                    respondida_por,
+                    ..
+                },
+            ..
+        }) = stored.into_iter().next()
+        {
+            question.answer = Some(Answer {
+                resposta,
+                aceitou_sugestao,
+                decision_event_id,
+                respondida_por,
+                answered_at: at,
+            });
+        }
+        Ok(question)
+    }
+
+    pub fn question(
+        &self,
+        project_id: Option<&str>,
+        question_id: &str,
+    ) -> Result<Question, OqError> {
+        self.store.read(|v| question_in(v, project_id, question_id))
+    }
+
+    /// A page of questions, oldest first. `cursor` is what the previous page returned.
+    pub fn list(
+        &self,
+        project_id: Option<&str>,
+        status: StatusFilter,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<ListPage, OqError> {
+        if limit == 0 || limit > PAGE_LIMIT {
+            return Err(OqError::invalid(
+                "invalid_limit",
+                format!("limit {limit}: expected 1 to {PAGE_LIMIT}"),
+            ));
+        }
+        let after_seq = parse_cursor(cursor)?;
+        let page = self.store.read(|v| {
+            v.questions(&QuestionQuery {
+                project_id,
+                status,
+                after_seq,
+                limit: limit + 1,
+            })
+        })?;
+        let mut items = page.items;
+        let cursor = if items.len() > limit {
+            items.truncate(limit);
+            items.last().map(|q| q.seq.to_string())
+        } else {
+            None
+        };
+        Ok(ListPage {
+            items,
+            total: page.total,
+            cursor,
+        })
+    }
+
+    /// Blocks until the question is answered (polling the shared store, which another
+    /// process may write), or until `timeout`.
+    pub fn wait_for_answer(
+        &self,
+        question_id: &str,
+        timeout: Option<Duration>,
+        poll: Duration,
+    ) -> Result<Question, OqError> {
+        let started = Instant::now();
+        loop {
+            let q = self.question(None, question_id)?;
+            if q.answer.is_some() {
+                return Ok(q);
+            }
+            if let Some(t) = timeout
+                && started.elapsed() >= t
+            {
+                return Err(OqError::Timeout {
+                    question_id: question_id.into(),
+                    seconds: t.as_secs(),
+                });
+            }
+            std::thread::sleep(poll);
+        }
+    }
+
+    // ---- readiness ------------------------------------------------------------------
+
+    pub fn readiness(&self, project_id: &str) -> Result<Readiness, OqError> {
+        let open = self.store.read(|v| v.open_count(project_id))?;
+        Ok(Readiness {
+            open_questions: open,
+            notice: readiness_notice(open),
+        })
+    }
+
+    /// Records "I'm ready" / "Confirm architecture ready" and warns; never refuses for open
+    /// questions.
+    pub fn record_readiness(
+        &self,
+        actor: &Actor,
+        project_id: &str,
+        gate: ReadinessGate,
+    ) -> Result<Readiness, OqError> {
+        check_id("projectId", project_id)?;
+        let (_, open) = self.store.transact(|v| {
+            let open = v.open_count(project_id)?;
+            let event = Event::ReadinessRecorded {
+                gate,
+                by: actor.id().into(),
+                open_questions: open,
+            };
+            Ok((vec![new_event(project_id, actor, event)], open))
+        })?;
+        Ok(Readiness {
+            open_questions: open,
+            notice: readiness_notice(open),
+        })
+    }
+}
