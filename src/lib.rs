@@ -8,4 +8,5 @@ pub mod cli;
 pub mod demo;
 pub mod domain;
 pub mod engine;
+pub mod source;
 pub mod wire;

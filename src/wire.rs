@@ -29,10 +29,39 @@ pub struct QuestionItem {
     pub created_at: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<AnswerItem>,
+    /// The parts of a question that carries options (an OpenCode request: one or more
+    /// questions, each with options, `multiple`, and free text); empty for ADR questions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<PromptItem>,
     /// Whether the caller may answer now; `reason` says why not.
     pub can_answer: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// One part of a question with options: pick one (or several when `multiple`), or type
+/// free text when `custom`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptItem {
+    pub header: String,
+    pub question: String,
+    pub options: Vec<OptionItem>,
+    #[serde(default)]
+    pub multiple: bool,
+    #[serde(default = "yes")]
+    pub custom: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OptionItem {
+    pub label: String,
+    #[serde(default)]
+    pub description: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +96,7 @@ impl QuestionItem {
                 respondida_por: a.respondida_por.clone(),
                 answered_at: a.answered_at,
             }),
+            prompts: Vec::new(),
             can_answer,
             reason,
         }

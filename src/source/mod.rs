@@ -1,0 +1,93 @@
+//! Where the doors and the TUI work: one interface, several sources.
+//!
+//! - [`local::LocalSource`]: the embedded engine in this process (the default).
+//! - `http::HttpSource`: an `oq serve` server, spoken to with a bearer token.
+//!
+//! Every operation returns the wire shapes of [`crate::wire`], so a door prints the same
+//! thing whatever the source, and a refusal is the same [`OqError`] (a remote one is
+//! rebuilt from its `{code, message}`), so exit codes match too.
+
+pub mod local;
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::domain::readiness::ReadinessGate;
+use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use crate::engine::{StatusFilter, VerdictInput};
+use crate::wire::{DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem};
+
+pub use local::LocalSource;
+
+/// Who the source acts as, and what it can see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The person (or agent id) operations are performed as.
+    pub user: String,
+    /// The projects this identity can see.
+    pub projects: Vec<String>,
+}
+
+/// Futures are `Send` so the TUI's driver can run them on tokio's pool.
+///
+/// The operations of ADR 0214 as the doors and the TUI need them. `project: None` means
+/// every visible project where a source can do that (the local engine), and is refused
+/// by name where it cannot.
+#[allow(async_fn_in_trait)]
+pub trait Source: Send + Sync {
+    /// "local", "http://127.0.0.1:7878"…: for the status line and messages.
+    fn describe(&self) -> String;
+    fn identity(&self) -> impl Future<Output = Result<Identity, OqError>> + Send;
+    fn list(
+        &self,
+        project: Option<&str>,
+        status: StatusFilter,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> impl Future<Output = Result<QuestionList, OqError>> + Send;
+    fn question(&self, project: Option<&str>, question_id: &str) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    /// declare_open_question. `agent` is the declaring role where the source lets the
+    /// caller choose (locally); a server takes it from the token.
+    fn declare(&self, project: &str, agent: Option<Role>, input: &DeclareInput) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    fn answer(&self, project: Option<&str>, question_id: &str, input: &AnswerInput) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    fn readiness(&self, project: &str, record: Option<ReadinessGate>) -> impl Future<Output = Result<Readiness, OqError>> + Send;
+    fn verdict(
+        &self,
+        project: &str,
+        agent: Option<Role>,
+        task_id: &str,
+        input: &VerdictInput,
+    ) -> impl Future<Output = Result<VerdictReply, OqError>> + Send;
+    /// "Waiting for you": tasks parked on a question the caller must answer.
+    fn waiting(&self, project: Option<&str>) -> impl Future<Output = Result<Vec<WaitingItem>, OqError>> + Send;
+    fn dev_context(&self, project: &str, task_id: &str) -> impl Future<Output = Result<DevContext, OqError>> + Send;
+    fn start_session(&self, project: &str, kind: SessionKind, session_id: Option<&str>) -> impl Future<Output = Result<SessionItem, OqError>> + Send;
+    /// The session a question goes to when the caller names none (locally: the person's
+    /// own conversation session); `None` where the source has no such notion.
+    fn default_session(&self, project: &str) -> impl Future<Output = Result<Option<String>, OqError>> + Send;
+    /// A number that grows with every change the caller can see; watchers poll or stream it.
+    fn revision(&self, project: Option<&str>) -> impl Future<Output = Result<i64, OqError>> + Send;
+
+    /// Blocks until the question is answered, polling every `poll`, or until `timeout`.
+    async fn wait_for_answer(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        timeout: Option<Duration>,
+        poll: Duration,
+    ) -> Result<QuestionItem, OqError> {
+        let started = tokio::time::Instant::now();
+        loop {
+            let q = self.question(project, question_id).await?;
+            if q.answer.is_some() {
+                return Ok(q);
+            }
+            if let Some(t) = timeout
+                && started.elapsed() >= t
+            {
+                return Err(OqError::Timeout { question_id: question_id.into(), seconds: t.as_secs() });
+            }
+            tokio::time::sleep(poll).await;
+        }
+    }
+}
