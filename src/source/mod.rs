@@ -1,13 +1,17 @@
 //! Where the doors and the TUI work: one interface, several sources.
 //!
 //! - [`local::LocalSource`]: the embedded engine in this process (the default).
-//! - `http::HttpSource`: an `oq serve` server, spoken to with a bearer token.
+//! - [`http::HttpSource`]: an `oq serve` server, spoken to with a bearer token.
+//! - [`AnySource`]: whichever of them `--source` or a profile chose.
 //!
 //! Every operation returns the wire shapes of [`crate::wire`], so a door prints the same
 //! thing whatever the source, and a refusal is the same [`OqError`] (a remote one is
 //! rebuilt from its `{code, message}`), so exit codes match too.
 
+mod any;
+pub mod http;
 pub mod local;
+pub mod profile;
 
 use std::future::Future;
 use std::time::Duration;
@@ -17,6 +21,8 @@ use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::wire::{DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem};
 
+pub use any::AnySource;
+pub use http::HttpSource;
 pub use local::LocalSource;
 
 /// Who the source acts as, and what it can see.

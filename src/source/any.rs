@@ -1,0 +1,78 @@
+//! The source chosen at run time (`--source`, a profile, or the default `local`), as one
+//! concrete type the doors and the TUI hold.
+
+use super::{HttpSource, Identity, LocalSource, Source};
+use crate::domain::readiness::ReadinessGate;
+use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use crate::engine::{StatusFilter, VerdictInput};
+use crate::wire::{DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem};
+
+#[derive(Clone)]
+pub enum AnySource {
+    Local(LocalSource),
+    Http(HttpSource),
+}
+
+/// Forwards one call to whichever source this is.
+macro_rules! each {
+    ($self:ident, $s:ident => $call:expr) => {
+        match $self {
+            AnySource::Local($s) => $call,
+            AnySource::Http($s) => $call,
+        }
+    };
+}
+
+impl Source for AnySource {
+    fn describe(&self) -> String {
+        each!(self, s => s.describe())
+    }
+    async fn identity(&self) -> Result<Identity, OqError> {
+        each!(self, s => s.identity().await)
+    }
+    async fn list(
+        &self,
+        project: Option<&str>,
+        status: StatusFilter,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<QuestionList, OqError> {
+        each!(self, s => s.list(project, status, cursor, limit).await)
+    }
+    async fn question(&self, project: Option<&str>, question_id: &str) -> Result<QuestionItem, OqError> {
+        each!(self, s => s.question(project, question_id).await)
+    }
+    async fn declare(&self, project: &str, agent: Option<Role>, input: &DeclareInput) -> Result<QuestionItem, OqError> {
+        each!(self, s => s.declare(project, agent, input).await)
+    }
+    async fn answer(&self, project: Option<&str>, question_id: &str, input: &AnswerInput) -> Result<QuestionItem, OqError> {
+        each!(self, s => s.answer(project, question_id, input).await)
+    }
+    async fn readiness(&self, project: &str, record: Option<ReadinessGate>) -> Result<Readiness, OqError> {
+        each!(self, s => s.readiness(project, record).await)
+    }
+    async fn verdict(
+        &self,
+        project: &str,
+        agent: Option<Role>,
+        task_id: &str,
+        input: &VerdictInput,
+    ) -> Result<VerdictReply, OqError> {
+        each!(self, s => s.verdict(project, agent, task_id, input).await)
+    }
+    async fn waiting(&self, project: Option<&str>) -> Result<Vec<WaitingItem>, OqError> {
+        each!(self, s => s.waiting(project).await)
+    }
+    async fn dev_context(&self, project: &str, task_id: &str) -> Result<DevContext, OqError> {
+        each!(self, s => s.dev_context(project, task_id).await)
+    }
+    async fn start_session(&self, project: &str, kind: SessionKind, session_id: Option<&str>) -> Result<SessionItem, OqError> {
+        each!(self, s => s.start_session(project, kind, session_id).await)
+    }
+    async fn default_session(&self, project: &str) -> Result<Option<String>, OqError> {
+        each!(self, s => s.default_session(project).await)
+    }
+    async fn revision(&self, project: Option<&str>) -> Result<i64, OqError> {
+        each!(self, s => s.revision(project).await)
+    }
+}

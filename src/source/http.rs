@@ -1,0 +1,234 @@
+//! An `oq serve` server as a source: the HTTP API of SPEC §3 with a bearer token.
+//!
+//! Refusals come back as `{code, message}` and are rebuilt into the same [`OqError`] the
+//! local engine gives, so the doors print the same line and exit with the same code.
+//! A server that cannot be reached, or refuses the token, is a `Source` error (exit 10).
+
+use std::time::Duration;
+
+use reqwest::{Client, Method, RequestBuilder, StatusCode};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::OnceCell;
+
+use super::{Identity, Source};
+use crate::domain::readiness::ReadinessGate;
+use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use crate::engine::{StatusFilter, VerdictInput};
+use crate::wire::{DevContext, ErrorBody, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem};
+
+/// Long enough for a loaded server, short enough that a dead one is reported while the
+/// person still waits at the prompt.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+
+#[derive(Clone)]
+pub struct HttpSource {
+    base: String,
+    token: String,
+    client: Client,
+    identity: std::sync::Arc<OnceCell<Identity>>,
+}
+
+/// `GET /me`: who the token is and which projects it sees.
+#[derive(Debug, serde::Deserialize)]
+struct Me {
+    id: String,
+    projects: Vec<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct RevisionBody {
+    revision: i64,
+}
+
+impl HttpSource {
+    /// `base` is `http://host:port` (a trailing slash is fine).
+    pub fn new(base: &str, token: &str) -> Result<Self, OqError> {
+        let base = base.trim_end_matches('/').to_string();
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(OqError::invalid("unknown_source", format!("source {base:?}: expected http://HOST:PORT")));
+        }
+        if token.is_empty() {
+            return Err(OqError::Source {
+                code: "unauthorized",
+                message: format!("{base} needs a token: --token, OQ_TOKEN, or a profile in the config file"),
+            });
+        }
+        if base.starts_with("https://") {
+            // One process-wide TLS provider (ring: no C toolchain beyond cc, no OpenSSL).
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let client = Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .map_err(|e| OqError::Internal(format!("http client: {e}")))?;
+        Ok(HttpSource { base, token: token.to_string(), client, identity: Default::default() })
+    }
+
+    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token)
+    }
+
+    async fn send<T: DeserializeOwned>(&self, req: RequestBuilder) -> Result<T, OqError> {
+        let resp = req.send().await.map_err(|e| self.unreachable(e))?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.map_err(|e| self.unreachable(e))?;
+        if status.is_success() {
+            return serde_json::from_slice(&bytes).map_err(|e| OqError::Source {
+                code: "bad_response",
+                message: format!("{} answered something oq does not understand: {e}", self.base),
+            });
+        }
+        if status == StatusCode::UNAUTHORIZED {
+            return Err(OqError::Source { code: "unauthorized", message: format!("{} refused the token", self.base) });
+        }
+        match serde_json::from_slice::<ErrorBody>(&bytes) {
+            Ok(body) => Err(OqError::from_wire(status.as_u16(), &body.code, &body.message)),
+            Err(_) => Err(OqError::Source {
+                code: "bad_response",
+                message: format!("{} answered {status} without an error body", self.base),
+            }),
+        }
+    }
+
+    async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, OqError> {
+        self.send(self.request(Method::GET, path)).await
+    }
+
+    async fn post<T: DeserializeOwned, B: Serialize + ?Sized>(&self, path: &str, body: &B) -> Result<T, OqError> {
+        self.send(self.request(Method::POST, path).json(body)).await
+    }
+
+    fn unreachable(&self, e: reqwest::Error) -> OqError {
+        OqError::Source { code: "unreachable", message: format!("cannot reach {}: {}", self.base, root_cause(&e)) }
+    }
+
+    /// A project-scoped route needs a project: the one given, else the caller's only one.
+    async fn project(&self, project: Option<&str>) -> Result<String, OqError> {
+        if let Some(p) = project {
+            return Ok(p.to_string());
+        }
+        let id = self.identity().await?;
+        match id.projects.as_slice() {
+            [only] => Ok(only.clone()),
+            [] => Err(OqError::invalid("project_required", "this token belongs to no project on the server")),
+            many => Err(OqError::invalid(
+                "project_required",
+                format!("several projects on the server; name one with --project ({})", many.join(", ")),
+            )),
+        }
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// Path segments are ids checked by the domain; encode anyway so a typo cannot reach
+/// another route.
+fn seg(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+impl Source for HttpSource {
+    fn describe(&self) -> String {
+        self.base.clone()
+    }
+
+    async fn identity(&self) -> Result<Identity, OqError> {
+        let id = self
+            .identity
+            .get_or_try_init(|| async {
+                let me: Me = self.get("/me").await?;
+                Ok::<_, OqError>(Identity { user: me.id, projects: me.projects })
+            })
+            .await?;
+        Ok(id.clone())
+    }
+
+    async fn list(
+        &self,
+        project: Option<&str>,
+        status: StatusFilter,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<QuestionList, OqError> {
+        let project = self.project(project).await?;
+        let mut query = vec![("status", status.as_str().to_string()), ("limit", limit.to_string())];
+        if let Some(c) = cursor {
+            query.push(("cursor", c.to_string()));
+        }
+        self.send(self.request(Method::GET, &format!("/projects/{}/open-questions", seg(&project))).query(&query)).await
+    }
+
+    async fn question(&self, project: Option<&str>, question_id: &str) -> Result<QuestionItem, OqError> {
+        let project = self.project(project).await?;
+        self.get(&format!("/projects/{}/open-questions/{}", seg(&project), seg(question_id))).await
+    }
+
+    async fn declare(&self, project: &str, _agent: Option<Role>, input: &DeclareInput) -> Result<QuestionItem, OqError> {
+        // The server knows the agent from the token; a local role flag does not apply.
+        self.post(&format!("/projects/{}/open-questions", seg(project)), input).await
+    }
+
+    async fn answer(&self, project: Option<&str>, question_id: &str, input: &AnswerInput) -> Result<QuestionItem, OqError> {
+        let project = self.project(project).await?;
+        self.post(&format!("/projects/{}/open-questions/{}/answer", seg(&project), seg(question_id)), input).await
+    }
+
+    async fn readiness(&self, project: &str, record: Option<ReadinessGate>) -> Result<Readiness, OqError> {
+        match record {
+            None => self.get(&format!("/projects/{}/readiness", seg(project))).await,
+            Some(gate) => {
+                self.post(&format!("/projects/{}/readiness/{}", seg(project), gate.as_str()), &serde_json::json!({}))
+                    .await
+            }
+        }
+    }
+
+    async fn verdict(
+        &self,
+        project: &str,
+        _agent: Option<Role>,
+        task_id: &str,
+        input: &VerdictInput,
+    ) -> Result<VerdictReply, OqError> {
+        self.post(&format!("/projects/{}/tasks/{}/qa-verdicts", seg(project), seg(task_id)), input).await
+    }
+
+    async fn waiting(&self, project: Option<&str>) -> Result<Vec<WaitingItem>, OqError> {
+        let project = self.project(project).await?;
+        self.get(&format!("/projects/{}/tasks?waiting=me", seg(&project))).await
+    }
+
+    async fn dev_context(&self, project: &str, task_id: &str) -> Result<DevContext, OqError> {
+        self.get(&format!("/projects/{}/tasks/{}/dev-context", seg(project), seg(task_id))).await
+    }
+
+    async fn start_session(&self, project: &str, kind: SessionKind, session_id: Option<&str>) -> Result<SessionItem, OqError> {
+        let mut body = serde_json::json!({ "kind": kind.as_str() });
+        if let Some(id) = session_id {
+            body["sessionId"] = id.into();
+        }
+        self.post(&format!("/projects/{}/sessions", seg(project)), &body).await
+    }
+
+    async fn default_session(&self, _project: &str) -> Result<Option<String>, OqError> {
+        Ok(None)
+    }
+
+    async fn revision(&self, project: Option<&str>) -> Result<i64, OqError> {
+        let project = self.project(project).await?;
+        let body: RevisionBody = self.get(&format!("/projects/{}/revision", seg(&project))).await?;
+        Ok(body.revision)
+    }
+}

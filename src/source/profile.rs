@@ -1,0 +1,67 @@
+//! Named profiles in the config file: where to work and with which token.
+//!
+//! `<config dir>/config.toml` (the `directories` config dir for oq, or `OQ_CONFIG_DIR`):
+//!
+//! ```toml
+//! [profiles.team]
+//! source = "http://oq.internal:7878"
+//! token = "…"            # or token_env = "OQ_TEAM_TOKEN"
+//! project = "loja"
+//! ```
+//!
+//! Other tables (`[tui]`, `[keys]`) belong to the TUI and are ignored here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::domain::OqError;
+
+pub const CONFIG_FILE: &str = "config.toml";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub source: Option<String>,
+    pub token: Option<String>,
+    /// Read the token from this environment variable instead of the file.
+    pub token_env: Option<String>,
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ConfigFile {
+    #[serde(default)]
+    profiles: BTreeMap<String, Profile>,
+}
+
+/// The config dir: `OQ_CONFIG_DIR`, else the platform's (`~/.config/oq` on Linux).
+pub fn config_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("OQ_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    directories::ProjectDirs::from("", "", "oq").map(|d| d.config_dir().to_path_buf())
+}
+
+/// The profile `name` from the config file in `dir`. A missing file or profile, or a file
+/// that does not parse, is an error naming the file (and the line, from toml).
+pub fn load(dir: &Path, name: &str) -> Result<Profile, OqError> {
+    let path = dir.join(CONFIG_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        OqError::invalid("unknown_profile", format!("profile {name:?}: cannot read {}: {e}", path.display()))
+    })?;
+    let file: ConfigFile = toml::from_str(&text)
+        .map_err(|e| OqError::invalid("invalid_config", format!("{}: {}", path.display(), e.to_string().trim())))?;
+    let mut profile = file.profiles.get(name).cloned().ok_or_else(|| {
+        let known: Vec<&str> = file.profiles.keys().map(String::as_str).collect();
+        OqError::invalid(
+            "unknown_profile",
+            format!("no profile {name:?} in {} (known: {})", path.display(), known.join(", ")),
+        )
+    })?;
+    if let Some(var) = &profile.token_env {
+        profile.token = std::env::var(var).ok().or(profile.token);
+    }
+    Ok(profile)
+}
