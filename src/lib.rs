@@ -3,10 +3,12 @@
 //! - [`domain`]: ADR 0214's rules as pure code.
 //! - [`engine`]: the operations over the append-only log, and the embedded SQLite store.
 //! - [`cli`]: the script doors (`oq ask`, `oq list`, `oq answer`…).
+//! - [`server`]: `oq serve`, the HTTP API.
 
 pub mod cli;
 pub mod demo;
 pub mod domain;
 pub mod engine;
+pub mod server;
 pub mod source;
 pub mod wire;

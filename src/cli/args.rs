@@ -67,6 +67,17 @@ pub enum Command {
     Task(TaskCommand),
     /// Fill the local store with a realistic sample to explore.
     Demo(DemoArgs),
+    /// Serve the HTTP API (SPEC §3) with the users and projects of a TOML file.
+    Serve(ServeArgs),
+    /// Print a new bearer token and the sha256 to put in `oq serve`'s configuration.
+    Token,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The server's configuration (TOML: listen, data_dir, [[users]], [[projects]]).
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
 }
 
 #[derive(Debug, Args)]

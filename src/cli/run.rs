@@ -29,6 +29,12 @@ pub fn run(cli: Cli) -> i32 {
         );
         return exit::USAGE;
     };
+    // The server has its own configuration and store; it never opens the local context.
+    let command = match command {
+        Command::Serve(s) => return crate::server::main(&s.config),
+        Command::Token => return crate::server::token_main(json),
+        other => other,
+    };
     let result = Context::open(cli.global).and_then(|ctx| dispatch(&ctx, command));
     match result {
         Ok(code) => code,
@@ -101,6 +107,9 @@ fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
         Command::Session(s) => session(ctx, s),
         Command::Story(s) => story(ctx, s),
         Command::Task(t) => task(ctx, t),
+        Command::Serve(_) | Command::Token => Err(OqError::Internal(
+            "serve and token run before the local context".into(),
+        )),
         Command::Demo(d) => {
             let summary = crate::demo::fill(&ctx.engine, &ctx.user)?;
             let dir = super::context::data_dir(&ctx.global)?;

@@ -1,0 +1,150 @@
+//! `GET /projects/{projectId}/events`: Server-Sent Events, one tip `{type, revision}` per
+//! change of the project, `id:` the revision, so `Last-Event-ID` resumes exactly after the
+//! last event a client saw — no gap, no duplicate — because the log's order is the stream's.
+//!
+//! Subscribers do not poll: each waits on the server's one change notifier, then reads what
+//! is new for its project from the log. [`poll_store`] is the notifier's second source: it
+//! looks at the store's revision periodically, so writes by other processes show up too.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures_util::Stream;
+use futures_util::stream;
+use serde::Serialize;
+use tokio::sync::watch;
+
+use super::AppState;
+use super::auth::InProject;
+use super::error::{ApiError, ApiResult};
+use crate::domain::OqError;
+
+/// Events read from the log per wake; a long backlog streams in batches of this size.
+const BATCH: usize = 256;
+
+/// The tip a subscriber receives: enough to know what changed and refetch it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tip {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub revision: i64,
+}
+
+pub async fn stream(
+    State(st): State<AppState>,
+    who: InProject,
+    headers: HeaderMap,
+) -> ApiResult<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>> {
+    let resume = match headers.get("last-event-id") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| {
+                    ApiError::from(OqError::invalid(
+                        "invalid_last_event_id",
+                        "Last-Event-ID must be a revision this server sent",
+                    ))
+                })?,
+        ),
+    };
+    // Without Last-Event-ID a subscriber starts at "now": only changes after it connected.
+    let start = match resume {
+        Some(r) => r,
+        None => st.read(|e| e.revision()).await?,
+    };
+    let heartbeat = st.options().heartbeat;
+    let sub = Subscriber {
+        state: st.clone(),
+        project: who.project,
+        last: start,
+        pending: VecDeque::new(),
+        changes: st.changes(),
+        stopping: st.stopping(),
+    };
+    let events = stream::unfold(sub, |mut sub| async move {
+        let ev = sub.next().await?;
+        Some((Ok(ev), sub))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(heartbeat).text("heartbeat")))
+}
+
+struct Subscriber {
+    state: AppState,
+    project: String,
+    /// The revision of the last event sent (or the starting point).
+    last: i64,
+    pending: VecDeque<SseEvent>,
+    changes: watch::Receiver<u64>,
+    stopping: watch::Receiver<bool>,
+}
+
+impl Subscriber {
+    /// The next event to send; `None` ends the stream (server stopping or store failing).
+    async fn next(&mut self) -> Option<SseEvent> {
+        loop {
+            if let Some(ev) = self.pending.pop_front() {
+                return Some(ev);
+            }
+            if *self.stopping.borrow() {
+                return None;
+            }
+            // Mark the current generation seen before reading, so a write that lands
+            // during the read wakes us again instead of being missed.
+            self.changes.borrow_and_update();
+            let (project, after) = (self.project.clone(), self.last);
+            let batch = self
+                .state
+                .read(move |e| e.events_after(Some(&project), after, BATCH))
+                .await
+                .ok()?;
+            if batch.is_empty() {
+                tokio::select! {
+                    changed = self.changes.changed() => changed.ok()?,
+                    _ = self.stopping.changed() => return None,
+                }
+                continue;
+            }
+            for e in batch {
+                self.last = e.seq;
+                let tip = Tip {
+                    kind: e.event.type_name().to_string(),
+                    revision: e.seq,
+                };
+                let ev = SseEvent::default()
+                    .id(e.seq.to_string())
+                    .json_data(&tip)
+                    .ok()?;
+                self.pending.push_back(ev);
+            }
+        }
+    }
+}
+
+/// Wakes the subscribers when the store's revision moves for a reason this server did not
+/// cause (another process writing the same store). Ends when the server stops.
+pub async fn poll_store(state: AppState) {
+    let mut stopping = state.stopping();
+    let mut seen = state.read(|e| e.revision()).await.unwrap_or(0);
+    let period = state.options().poll;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(period) => {}
+            _ = stopping.changed() => return,
+        }
+        if *stopping.borrow() {
+            return;
+        }
+        if let Ok(rev) = state.read(|e| e.revision()).await
+            && rev != seen
+        {
+            seen = rev;
+            state.0.changes.send_modify(|g| *g = g.wrapping_add(1));
+        }
+    }
+}

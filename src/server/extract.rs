@@ -1,0 +1,95 @@
+//! Extractors that refuse in our error format: axum's own rejections are plain text, and a
+//! client must be able to read every refusal as `{code, message}`.
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use super::error::ApiError;
+
+/// The request body cap: the longest legal body (a 500-character question, a 300-character
+/// suggestion, 150 ids) is a few KiB; anything near this is not a client of ours.
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// A JSON body; wrong JSON, wrong types and unknown fields are 422 `invalid_body` naming
+/// the problem, a missing JSON content type 415, an oversize body 413.
+pub struct ApiJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(v)) => Ok(ApiJson(v)),
+            Err(rejection) => Err(json_rejection(rejection)),
+        }
+    }
+}
+
+fn json_rejection(r: JsonRejection) -> ApiError {
+    match r {
+        JsonRejection::JsonDataError(e) => ApiError::invalid_body(e.body_text()),
+        JsonRejection::JsonSyntaxError(e) => ApiError::invalid_body(e.body_text()),
+        JsonRejection::MissingJsonContentType(_) => ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the body as JSON with Content-Type: application/json",
+        ),
+        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the request body is larger than {BODY_LIMIT} bytes"),
+        ),
+        other => ApiError::new(StatusCode::BAD_REQUEST, "invalid_body", other.body_text()),
+    }
+}
+
+/// Path parameters; a malformed segment is a 404 like any unknown id.
+pub struct ApiPath<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ApiPath<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| ApiPath(v))
+            .map_err(|e: PathRejection| {
+                ApiError::new(StatusCode::NOT_FOUND, "not_found", e.body_text())
+            })
+    }
+}
+
+/// Query parameters; a malformed query is 422 `invalid_query`.
+pub struct ApiQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ApiQuery<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| ApiQuery(v))
+            .map_err(|e: QueryRejection| {
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid_query",
+                    e.body_text(),
+                )
+            })
+    }
+}

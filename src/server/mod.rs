@@ -1,0 +1,281 @@
+//! `oq serve`: ADR 0214's HTTP API over the same engine the local doors use.
+//!
+//! - [`config`]: the TOML file, checked whole before anything starts.
+//! - [`auth`]: bearer token → user → project membership.
+//! - [`routes`]: one file per area, every route of SPEC §3.
+//! - [`events`]: the Server-Sent Events stream, fed by one change notifier.
+//! - [`openapi`]: the document served at `GET /openapi.json`.
+//!
+//! The engine is synchronous (SQLite): handlers run it on the blocking pool. Every
+//! successful write bumps one `watch` channel; a poller bumps it too when another process
+//! (the local CLI on the same store) writes, so event subscribers wake on either.
+
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod extract;
+pub mod openapi;
+pub mod routes;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::domain::OqError;
+use crate::domain::error::exit;
+use crate::engine::{EngineConfig, LocalEngine, SqliteStore};
+use auth::Directory;
+use config::Config;
+use error::{ApiError, ApiResult};
+
+/// Timing knobs; tests shorten them.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerOptions {
+    /// How often an idle event stream sends a heartbeat comment (SPEC: at most 15 s).
+    pub heartbeat: Duration,
+    /// How often the store is polled for writes made by other processes.
+    pub poll: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            heartbeat: Duration::from_secs(15),
+            poll: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+struct Shared {
+    engine: Arc<LocalEngine>,
+    directory: Directory,
+    /// A generation counter: its value means nothing, its change means "look again".
+    changes: watch::Sender<u64>,
+    /// Turns true when the server stops, so endless event streams end and let it.
+    stopping: watch::Receiver<bool>,
+    options: ServerOptions,
+}
+
+impl AppState {
+    pub fn directory(&self) -> &Directory {
+        &self.0.directory
+    }
+
+    pub fn options(&self) -> ServerOptions {
+        self.0.options
+    }
+
+    pub fn engine(&self) -> Arc<LocalEngine> {
+        self.0.engine.clone()
+    }
+
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.0.changes.subscribe()
+    }
+
+    pub fn stopping(&self) -> watch::Receiver<bool> {
+        self.0.stopping.clone()
+    }
+
+    /// Runs a read on the blocking pool.
+    pub async fn read<T, F>(&self, f: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&LocalEngine) -> Result<T, OqError> + Send + 'static,
+    {
+        let engine = self.0.engine.clone();
+        tokio::task::spawn_blocking(move || f(&engine))
+            .await
+            .map_err(|e| ApiError::from(OqError::Internal(format!("engine task: {e}"))))?
+            .map_err(ApiError::from)
+    }
+
+    /// Runs a write on the blocking pool and wakes the event streams when it landed.
+    pub async fn write<T, F>(&self, f: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&LocalEngine) -> Result<T, OqError> + Send + 'static,
+    {
+        let out = self.read(f).await?;
+        self.0.changes.send_modify(|g| *g = g.wrapping_add(1));
+        Ok(out)
+    }
+}
+
+/// The whole API as a router over `state`.
+pub fn router(state: AppState) -> Router {
+    let mut router = Router::new();
+    for route in routes::table() {
+        router = router.route(route.path, route.handler);
+    }
+    router
+        .fallback(routes::meta::no_route)
+        .method_not_allowed_fallback(routes::meta::method_not_allowed)
+        .layer(DefaultBodyLimit::max(extract::BODY_LIMIT))
+        .with_state(state)
+}
+
+/// Every `(METHOD, path)` the router serves, paths as in the OpenAPI document.
+pub fn served_routes() -> Vec<(&'static str, &'static str)> {
+    routes::table()
+        .into_iter()
+        .map(|r| (r.method, r.path))
+        .collect()
+}
+
+/// Serves `config` on `listener` until `shutdown` resolves, then lets in-flight requests
+/// finish, ends the event streams, and closes the store.
+pub async fn run(
+    listener: TcpListener,
+    config: &Config,
+    options: ServerOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let data_dir = config.data_dir.clone();
+    let store = tokio::task::spawn_blocking(move || SqliteStore::open_in(&data_dir)).await??;
+    let engine = Arc::new(LocalEngine::new(store, EngineConfig::default()));
+    let (changes, _) = watch::channel(0u64);
+    let (stop_tx, stopping) = watch::channel(false);
+    let state = AppState(Arc::new(Shared {
+        engine: engine.clone(),
+        directory: Directory::new(config),
+        changes,
+        stopping,
+        options,
+    }));
+    let poller = tokio::spawn(events::poll_store(state.clone()));
+    let app = router(state);
+    let stop = stop_tx.clone();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        })
+        .await?;
+    let _ = stop_tx.send(true);
+    poller.await?;
+    Ok(())
+}
+
+/// `oq serve --config FILE`: loads the file (refusing with file and line), binds, and
+/// serves until SIGTERM or SIGINT. Returns the exit code.
+pub fn main(config_path: &Path) -> i32 {
+    let config = match Config::load(config_path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("oq serve: configuration error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("oq serve: cannot start the runtime: {e}");
+            return exit::INTERNAL;
+        }
+    };
+    match runtime.block_on(serve(config)) {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("oq serve: {e:#}");
+            match e.downcast_ref::<OqError>() {
+                Some(oq) => oq.exit_code(),
+                None => exit::INTERNAL,
+            }
+        }
+    }
+}
+
+/// Binds `config.listen` and serves until a termination signal.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    // Handlers first: a signal that arrives right after "listening" must stop us cleanly.
+    let signals = signals::Signals::install()?;
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
+    let addr: SocketAddr = listener.local_addr()?;
+    println!("oq serve: listening on http://{addr}");
+    eprintln!(
+        "oq serve: store in {}, {} users, {} projects",
+        config.data_dir.display(),
+        config.users.len(),
+        config.projects.len()
+    );
+    run(listener, &config, ServerOptions::default(), signals.wait()).await?;
+    eprintln!("oq serve: stopped");
+    Ok(())
+}
+
+/// `oq token`: a new bearer token and the hash to put in the configuration.
+pub fn token_main(json: bool) -> i32 {
+    let token = crate::engine::ids::token();
+    let hash = hex::encode(config::token_hash(&token));
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "token": token, "tokenSha256": hash })
+        );
+    } else {
+        println!("token         {token}");
+        println!("token_sha256  {hash}");
+        eprintln!("give the token to its user; put only token_sha256 in the server's config");
+    }
+    exit::OK
+}
+
+mod signals {
+    //! SIGTERM and SIGINT, installed before the server announces itself.
+
+    #[cfg(unix)]
+    pub struct Signals {
+        term: tokio::signal::unix::Signal,
+        int: tokio::signal::unix::Signal,
+    }
+
+    #[cfg(unix)]
+    impl Signals {
+        pub fn install() -> std::io::Result<Self> {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Signals {
+                term: signal(SignalKind::terminate())?,
+                int: signal(SignalKind::interrupt())?,
+            })
+        }
+
+        pub async fn wait(mut self) {
+            tokio::select! {
+                _ = self.term.recv() => {}
+                _ = self.int.recv() => {}
+            }
+        }
+    }
+
+    #[cfg(not(unix))]
+    pub struct Signals;
+
+    #[cfg(not(unix))]
+    impl Signals {
+        pub fn install() -> std::io::Result<Self> {
+            Ok(Signals)
+        }
+
+        pub async fn wait(self) {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! The OpenAPI 3.1 document served at `GET /openapi.json`, written by hand to say what the
+//! handlers do; a test checks it names exactly the routes the router serves.
+
+use serde_json::{Value, json};
+
+use crate::domain::CENTRAL_INSTRUCTION;
+
+fn err(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } }
+    })
+}
+
+fn ok(description: &str, schema: Value) -> Value {
+    json!({ "description": description, "content": { "application/json": { "schema": schema } } })
+}
+
+fn body(schema: Value) -> Value {
+    json!({ "required": true, "content": { "application/json": { "schema": schema } } })
+}
+
+fn schema(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/schemas/{name}") })
+}
+
+fn param(name: &str) -> Value {
+    json!({ "name": name, "in": "path", "required": true, "schema": { "type": "string" } })
+}
+
+/// The refusals every project route can give, merged with the route's own.
+fn project_errors(extra: &[(&str, &str)]) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "401".into(),
+        err("no token, or a token this server does not know (`unauthorized`)"),
+    );
+    m.insert(
+        "404".into(),
+        err("the project does not exist or the caller is not in it; or the id is of another project (`not_found`)"),
+    );
+    for (status, what) in extra {
+        m.insert((*status).into(), err(what));
+    }
+    m
+}
+
+fn op(
+    summary: &str,
+    who: &str,
+    params: &[&str],
+    responses: serde_json::Map<String, Value>,
+) -> Value {
+    let mut params: Vec<Value> = params.iter().map(|p| param(p)).collect();
+    params.insert(0, param("projectId"));
+    json!({
+        "summary": summary,
+        "description": format!("Who: {who}."),
+        "security": [{ "bearer": [] }],
+        "parameters": params,
+        "responses": responses,
+    })
+}
+
+fn with(
+    mut responses: serde_json::Map<String, Value>,
+    status: &str,
+    v: Value,
+) -> serde_json::Map<String, Value> {
+    responses.insert(status.into(), v);
+    responses
+}
+
+fn with_body(mut op: Value, schema: Value) -> Value {
+    if let Some(o) = op.as_object_mut() {
+        o.insert("requestBody".into(), body(schema));
+    }
+    op
+}
+
+const BODY_ERRORS: [(&str, &str); 3] = [
+    ("413", "the body is larger than 64 KiB (`body_too_large`)"),
+    (
+        "415",
+        "the body is not sent as application/json (`unsupported_media_type`)",
+    ),
+    (
+        "422",
+        "malformed JSON, a wrong type, an unknown field, or a value over the limits",
+    ),
+];
+
+pub fn document() -> Value {
+    let list_params = json!([
+        param("projectId"),
+        { "name": "status", "in": "query", "schema": { "type": "string", "enum": ["open", "answered", "all"], "default": "open" } },
+        { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 50, "default": 50 } },
+        { "name": "cursor", "in": "query", "schema": { "type": "string" }, "description": "the `cursor` of the previous page" }
+    ]);
+    let mut list = op(
+        "List the project's questions, oldest first, with canAnswer and reason for the caller",
+        "a member or an agent of the project",
+        &[],
+        with(
+            project_errors(&[("422", "a bad status, limit or cursor")]),
+            "200",
+            ok("a page", schema("QuestionList")),
+        ),
+    );
+    list["parameters"] = list_params;
+
+    let declare = with_body(
+        op(
+            "declare_open_question",
+            "an agent criativo, po, arquiteto or dev-lead",
+            &[],
+            with(
+                project_errors(
+                    &[("403", "another role (`role_not_allowed`)")]
+                        .iter()
+                        .chain(BODY_ERRORS.iter())
+                        .copied()
+                        .collect::<Vec<_>>(),
+                ),
+                "201",
+                ok(
+                    "the recorded question, with its questionId",
+                    schema("Question"),
+                ),
+            ),
+        ),
+        schema("DeclareInput"),
+    );
+    let mut declare = declare;
+    declare["description"] = json!(format!(
+        "Who: an agent criativo, po, arquiteto or dev-lead. {CENTRAL_INSTRUCTION}"
+    ));
+
+    let answer = with_body(
+        op(
+            "Answer a question (only the session's author)",
+            "the author of the question's session",
+            &["questionId"],
+            with(
+                project_errors(&[
+                    (
+                        "403",
+                        "the caller is not the session's author (`so_o_autor_da_sessao`)",
+                    ),
+                    ("409", "already answered (`pergunta_ja_respondida`)"),
+                    BODY_ERRORS[0],
+                    BODY_ERRORS[1],
+                    (
+                        "422",
+                        "neither, both, empty, or accepts a suggestion that does not exist (`sugestao_inexistente`)",
+                    ),
+                ]),
+                "200",
+                ok(
+                    "the answered question and its decisionEventId",
+                    schema("Question"),
+                ),
+            ),
+        ),
+        schema("AnswerInput"),
+    );
+
+    let question = op(
+        "One question, with canAnswer and reason for the caller",
+        "a member or an agent of the project",
+        &["questionId"],
+        with(
+            project_errors(&[]),
+            "200",
+            ok("the question", schema("Question")),
+        ),
+    );
+
+    let session = with_body(
+        op(
+            "Start a session; the caller is its author",
+            "a member (person)",
+            &[],
+            with(
+                project_errors(
+                    &[("403", "an agent (`role_not_allowed`)")]
+                        .iter()
+                        .chain(BODY_ERRORS.iter())
+                        .copied()
+                        .collect::<Vec<_>>(),
+                ),
+                "201",
+                ok("the session", schema("Session")),
+            ),
+        ),
+        json!({ "type": "object", "additionalProperties": false, "required": ["kind"],
+                "properties": { "kind": { "type": "string", "enum": ["conversation", "execution"] },
+                                "sessionId": { "type": "string", "description": "a readable id; generated when absent" } } }),
+    );
+
+    let readiness = op(
+        "How many questions are still open",
+        "a member (person)",
+        &[],
+        with(
+            project_errors(&[("403", "an agent (`role_not_allowed`)")]),
+            "200",
+            ok("never blocks", schema("Readiness")),
+        ),
+    );
+    let record_readiness = op(
+        "Record \"I'm ready\" (im-ready) or \"Confirm architecture ready\" (architecture-ready); warns, never blocks",
+        "a member (person)",
+        &["gate"],
+        with(
+            project_errors(&[
+                ("403", "an agent (`role_not_allowed`)"),
+                ("422", "an unknown gate (`invalid_gate`)"),
+            ]),
+            "200",
+            ok("recorded", schema("Readiness")),
+        ),
+    );
+
+    let po_only = [("403", "not the po agent (`role_not_allowed`)")];
+    let story_create = with_body(
+        op(
+            "Create a story (draft)",
+            "the po agent",
+            &[],
+            with(
+                project_errors(
+                    &po_only
+                        .iter()
+                        .chain(BODY_ERRORS.iter())
+                        .copied()
+                        .collect::<Vec<_>>(),
+                ),
+                "201",
+                ok("the story", schema("Story")),
+            ),
+        ),
+        json!({ "type": "object", "additionalProperties": false, "required": ["title"], "properties": { "title": { "type": "string", "maxLength": 200 } } }),
+    );
+    let story_state = with_body(
+        op(
+            "Move a story; archiving only from draft",
+            "the po agent",
+            &["storyId"],
+            with(
+                project_errors(
+                    &po_only
+                        .iter()
+                        .chain(BODY_ERRORS.iter())
+                        .chain([("409", "a refused transition (`invalid_transition`)")].iter())
+                        .copied()
+                        .collect::<Vec<_>>(),
+                ),
+                "200",
+                ok("the story", schema("Story")),
+            ),
+        ),
+        schema("StateBody"),
+    );
+    let correction = with_body(
+        op(
+            "Correct a story (ADR 0212 as revised by ADR 0214 §8)",
+            "the po agent",
+            &["storyId"],
+            with(
+                project_errors(&po_only.iter().chain(BODY_ERRORS.iter()).chain([("409", "refused: `tarefa_em_andamento`, `historia_pronta_sem_resposta`, `pergunta_nao_respondida`, `historia_nao_corrigivel`")].iter()).copied().collect::<Vec<_>>()),
+                "200",
+                ok("accepted", json!({ "type": "object", "properties": { "accepted": { "type": "boolean" }, "story": schema("Story"), "questionId": { "type": ["string", "null"] } } })),
+            ),
+        ),
+        json!({ "type": "object", "additionalProperties": false, "properties": { "questionId": { "type": "string" } } }),
+    );
+
+    let task_roles = [("403", "not the po or dev-lead agent (`role_not_allowed`)")];
+    let task_create = with_body(
+        op(
+            "Create a task in an execution session",
+            "the po or dev-lead agent",
+            &[],
+            with(
+                project_errors(
+                    &task_roles
+                        .iter()
+                        .chain(BODY_ERRORS.iter())
+                        .copied()
+                        .collect::<Vec<_>>(),
+                ),
+                "201",
+                ok("the task", schema("Task")),
+            ),
+        ),
+        json!({ "type": "object", "additionalProperties": false, "required": ["storyId", "sessionId", "title"],
+                "properties": { "storyId": { "type": "string" }, "sessionId": { "type": "string" }, "title": { "type": "string", "maxLength": 200 } } }),
+    );
+    let mut waiting = op(
+        "The tasks parked on a question the caller must answer (\"waiting for you\")",
+        "a member (person)",
+        &[],
+        with(
+            project_errors(&[
+                ("403", "an agent (`role_not_allowed`)"),
+                ("422", "waiting is not `me`"),
+            ]),
+            "200",
+            ok(
+                "parked tasks",
+                json!({ "type": "object", "properties": { "items": { "type": "array", "items": schema("Waiting") }, "total": { "type": "integer" } } }),
+            ),
+        ),
+    );
+    waiting["parameters"] = json!([param("projectId"), { "name": "waiting", "in": "query", "required": true, "schema": { "type": "string", "enum": ["me"] } }]);
+    let task_show = op(
+        "A task with its QA gate",
+        "a member or an agent of the project",
+        &["taskId"],
+        with(project_errors(&[]), "200", ok("the task", schema("Task"))),
+    );
+    let task_state = with_body(
+        op(
+            "Move a task",
+            "the po or dev-lead agent",
+            &["taskId"],
+            with(
+                project_errors(
+                    &task_roles
+                        .iter()
+                        .chain(BODY_ERRORS.iter())
+                        .copied()
+                        .collect::<Vec<_>>(),
+                ),
+                "200",
+                ok("the task", schema("Task")),
+            ),
+        ),
+        schema("StateBody"),
+    );
+    let verdict = with_body(
+        op(
+            "emit_qa_verdict; needs_user_decision parks the gate without spending a correction",
+            "the qa-agent agent",
+            &["taskId"],
+            with(
+                project_errors(&[("403", "not qa-agent (`role_not_allowed`)")].iter().chain(BODY_ERRORS.iter()).chain([("409", "the gate is parked or closed (`gate_parked`, `gate_closed`), or the cited question is answered")].iter()).copied().collect::<Vec<_>>()),
+                "200",
+                ok("the task after the verdict", json!({ "type": "object", "properties": {
+                    "verdict": { "type": "string" }, "task": schema("Task"), "openQuestionId": { "type": ["string", "null"] } } })),
+            ),
+        ),
+        json!({ "type": "object", "additionalProperties": false, "required": ["verdict"], "properties": {
+            "verdict": { "type": "string", "enum": ["approved", "changes_requested", "needs_user_decision"] },
+            "pergunta": { "type": "string", "maxLength": 500 }, "sugestao": { "type": "string", "maxLength": 300 },
+            "openQuestionId": { "type": "string" }, "subspecialty": { "type": "string" } } }),
+    );
+    let dev_context = op(
+        "The user decisions linked to the task or its story (at most 10, 1,500 characters)",
+        "a member or an agent of the project",
+        &["taskId"],
+        with(
+            project_errors(&[]),
+            "200",
+            ok(
+                "decisions, newest first",
+                json!({ "type": "object", "properties": {
+            "header": { "type": "string", "const": "User decisions — they win over FR/DoR when they conflict" },
+            "decisoes": { "type": "array", "items": { "type": "object" } } } }),
+            ),
+        ),
+    );
+    let events = op(
+        "Server-Sent Events: a tip {type, revision} per change, id = revision; Last-Event-ID resumes; a heartbeat comment at least every 15 s",
+        "a member or an agent of the project",
+        &[],
+        with(
+            project_errors(&[(
+                "422",
+                "a Last-Event-ID that is not a revision (`invalid_last_event_id`)",
+            )]),
+            "200",
+            json!({ "description": "the stream", "content": { "text/event-stream": { "schema": schema("Tip") } } }),
+        ),
+    );
+
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "oq",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "The questions AI agents leave for people (ADR 0214): a durable queue, an author-only answer, the answer back to the work. Every error is {\"code\", \"message\"}."
+        },
+        "paths": {
+            "/healthz": { "get": { "summary": "Liveness; no token needed", "responses": { "200": ok("up", json!({ "type": "object", "properties": { "status": { "const": "ok" } } })) } } },
+            "/openapi.json": { "get": { "summary": "This document; no token needed", "responses": { "200": ok("OpenAPI 3.1", json!({ "type": "object" })) } } },
+            "/me": { "get": {
+                "summary": "Who this token is and the projects it belongs to",
+                "security": [{ "bearer": [] }],
+                "responses": {
+                    "200": ok("the caller", json!({ "type": "object", "properties": {
+                        "user": { "type": "string" }, "kind": { "type": "string", "enum": ["person", "agent"] },
+                        "role": { "type": ["string", "null"] }, "projects": { "type": "array", "items": { "type": "string" } } } })),
+                    "401": err("no token, or a token this server does not know (`unauthorized`)")
+                }
+            } },
+            "/projects/{projectId}/open-questions": { "get": list, "post": declare },
+            "/projects/{projectId}/open-questions/{questionId}": { "get": question },
+            "/projects/{projectId}/open-questions/{questionId}/answer": { "post": answer },
+            "/projects/{projectId}/sessions": { "post": session },
+            "/projects/{projectId}/readiness": { "get": readiness },
+            "/projects/{projectId}/readiness/{gate}": { "post": record_readiness },
+            "/projects/{projectId}/stories": { "post": story_create },
+            "/projects/{projectId}/stories/{storyId}/state": { "post": story_state },
+            "/projects/{projectId}/stories/{storyId}/corrections": { "post": correction },
+            "/projects/{projectId}/tasks": { "get": waiting, "post": task_create },
+            "/projects/{projectId}/tasks/{taskId}": { "get": task_show },
+            "/projects/{projectId}/tasks/{taskId}/state": { "post": task_state },
+            "/projects/{projectId}/tasks/{taskId}/qa-verdicts": { "post": verdict },
+            "/projects/{projectId}/tasks/{taskId}/dev-context": { "get": dev_context },
+            "/projects/{projectId}/events": { "get": events },
+        },
+        "components": {
+            "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
+            "schemas": {
+                "Error": { "type": "object", "required": ["code", "message"], "properties": { "code": { "type": "string" }, "message": { "type": "string" } } },
+                "Afeta": { "type": "object", "additionalProperties": false, "properties": {
+                    "regras": { "type": "array", "items": { "type": "string" } },
+                    "historias": { "type": "array", "items": { "type": "string" } },
+                    "tarefas": { "type": "array", "items": { "type": "string" } } } },
+                "DeclareInput": { "type": "object", "additionalProperties": false, "required": ["pergunta", "sessionId"], "properties": {
+                    "pergunta": { "type": "string", "maxLength": 500 }, "sugestao": { "type": "string", "maxLength": 300 },
+                    "afeta": schema("Afeta"), "sessionId": { "type": "string" } } },
+                "AnswerInput": { "type": "object", "additionalProperties": false, "description": "exactly one of resposta or aceitarSugestao: true",
+                    "properties": { "resposta": { "type": "string", "maxLength": 2000 }, "aceitarSugestao": { "type": "boolean" } } },
+                "Answer": { "type": "object", "properties": {
+                    "resposta": { "type": "string" }, "aceitouSugestao": { "type": "boolean" }, "decisionEventId": { "type": "string" },
+                    "respondidaPor": { "type": "string" }, "answeredAt": { "type": "integer" } } },
+                "Question": { "type": "object", "properties": {
+                    "questionId": { "type": "string" }, "projectId": { "type": "string" }, "sessionId": { "type": "string" },
+                    "sessionAuthor": { "type": "string" }, "pergunta": { "type": "string" }, "sugestao": { "type": "string" },
+                    "afeta": schema("Afeta"), "autor": { "type": "string" }, "source": { "type": "string" },
+                    "status": { "type": "string", "enum": ["open", "answered"] }, "createdAt": { "type": "integer" },
+                    "answer": schema("Answer"), "decisionEventId": { "type": "string" },
+                    "canAnswer": { "type": "boolean" }, "reason": { "type": "string" } } },
+                "QuestionList": { "type": "object", "properties": {
+                    "items": { "type": "array", "maxItems": 50, "items": schema("Question") },
+                    "total": { "type": "integer" }, "cursor": { "type": "string" } } },
+                "Session": { "type": "object", "properties": {
+                    "sessionId": { "type": "string" }, "projectId": { "type": "string" },
+                    "kind": { "type": "string", "enum": ["conversation", "execution"] }, "author": { "type": "string" } } },
+                "Readiness": { "type": "object", "properties": {
+                    "openQuestions": { "type": "integer" }, "notice": { "type": ["string", "null"] } } },
+                "StateBody": { "type": "object", "additionalProperties": false, "required": ["state"], "properties": {
+                    "state": { "type": "string", "enum": ["draft", "ready", "in_progress", "in_review", "done", "archived"] } } },
+                "Story": { "type": "object", "properties": {
+                    "storyId": { "type": "string" }, "projectId": { "type": "string" }, "title": { "type": "string" }, "state": { "type": "string" } } },
+                "Task": { "type": "object", "properties": {
+                    "taskId": { "type": "string" }, "projectId": { "type": "string" }, "storyId": { "type": "string" },
+                    "sessionId": { "type": "string" }, "title": { "type": "string" }, "state": { "type": "string" },
+                    "gate": { "type": "object", "properties": {
+                        "state": { "type": "string", "enum": ["active", "parked", "approved", "exhausted"] },
+                        "corrections": { "type": "integer" }, "ceiling": { "type": "integer" }, "parkedOn": { "type": "string" } } } } },
+                "Waiting": { "type": "object", "properties": {
+                    "task": schema("Task"), "questionId": { "type": "string" }, "parkedAt": { "type": "integer" } } },
+                "Tip": { "type": "object", "properties": { "type": { "type": "string" }, "revision": { "type": "integer" } } }
+            }
+        }
+    })
+}

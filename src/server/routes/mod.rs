@@ -1,0 +1,110 @@
+//! The route table: one file per area. The table is the single list the router is built
+//! from and the OpenAPI test walks, so the served routes and the document cannot drift.
+
+pub mod meta;
+pub mod questions;
+pub mod readiness;
+pub mod sessions;
+pub mod stories;
+pub mod tasks;
+
+use axum::routing::{MethodRouter, get, post};
+
+use super::AppState;
+use super::events;
+
+pub struct Route {
+    pub method: &'static str,
+    /// axum's syntax, which is also OpenAPI's: `/projects/{projectId}/…`.
+    pub path: &'static str,
+    pub handler: MethodRouter<AppState>,
+}
+
+fn route(method: &'static str, path: &'static str, handler: MethodRouter<AppState>) -> Route {
+    Route {
+        method,
+        path,
+        handler,
+    }
+}
+
+pub fn table() -> Vec<Route> {
+    vec![
+        route("GET", "/healthz", get(meta::healthz)),
+        route("GET", "/openapi.json", get(meta::openapi)),
+        route("GET", "/me", get(meta::me)),
+        route(
+            "GET",
+            "/projects/{projectId}/open-questions",
+            get(questions::list),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/open-questions",
+            post(questions::declare),
+        ),
+        route(
+            "GET",
+            "/projects/{projectId}/open-questions/{questionId}",
+            get(questions::show),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/open-questions/{questionId}/answer",
+            post(questions::answer),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/sessions",
+            post(sessions::start),
+        ),
+        route(
+            "GET",
+            "/projects/{projectId}/readiness",
+            get(readiness::show),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/readiness/{gate}",
+            post(readiness::record),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/stories",
+            post(stories::create),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/stories/{storyId}/state",
+            post(stories::move_state),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/stories/{storyId}/corrections",
+            post(stories::correct),
+        ),
+        route("GET", "/projects/{projectId}/tasks", get(tasks::waiting)),
+        route("POST", "/projects/{projectId}/tasks", post(tasks::create)),
+        route(
+            "GET",
+            "/projects/{projectId}/tasks/{taskId}",
+            get(tasks::show),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/tasks/{taskId}/state",
+            post(tasks::move_state),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/tasks/{taskId}/qa-verdicts",
+            post(tasks::verdict),
+        ),
+        route(
+            "GET",
+            "/projects/{projectId}/tasks/{taskId}/dev-context",
+            get(tasks::dev_context),
+        ),
+        route("GET", "/projects/{projectId}/events", get(events::stream)),
+    ]
+}

@@ -1,0 +1,109 @@
+//! Open questions: list (with `canAnswer`/`reason` for the caller), declare, answer.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::super::AppState;
+use super::super::auth::InProject;
+use super::super::error::{ApiError, ApiResult};
+use super::super::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::domain::{AnswerInput, DeclareInput, OqError};
+use crate::engine::StatusFilter;
+use crate::wire::{QuestionItem, QuestionList};
+
+/// RN-180: at most 50 a page (the engine refuses more).
+const DEFAULT_LIMIT: usize = 50;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    status: Option<String>,
+    // Strings, so a bad number is refused with our own words.
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+pub async fn list(
+    State(st): State<AppState>,
+    who: InProject,
+    ApiQuery(params): ApiQuery<ListParams>,
+) -> ApiResult<Json<QuestionList>> {
+    let status: StatusFilter = params.status.as_deref().unwrap_or("open").parse()?;
+    let limit = match params.limit.as_deref() {
+        None => DEFAULT_LIMIT,
+        Some(l) => l.parse::<usize>().map_err(|_| {
+            OqError::invalid(
+                "invalid_limit",
+                format!("limit {l:?}: expected 1 to {DEFAULT_LIMIT}"),
+            )
+        })?,
+    };
+    let project = who.project.clone();
+    let page = st
+        .read(move |e| e.list(Some(&project), status, params.cursor.as_deref(), limit))
+        .await?;
+    Ok(Json(QuestionList {
+        items: page
+            .items
+            .iter()
+            .map(|q| QuestionItem::from_question(q, &who.actor))
+            .collect(),
+        total: page.total,
+        cursor: page.cursor,
+    }))
+}
+
+/// declare_open_question; the engine refuses roles other than criativo, po, arquiteto and
+/// dev-lead, and a session of another project.
+pub async fn declare(
+    State(st): State<AppState>,
+    who: InProject,
+    ApiJson(body): ApiJson<DeclareInput>,
+) -> ApiResult<(StatusCode, Json<QuestionItem>)> {
+    let (actor, project) = (who.actor.clone(), who.project.clone());
+    let q = st
+        .write(move |e| e.declare(&actor, &project, &body))
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(QuestionItem::from_question(&q, &who.actor)),
+    ))
+}
+
+/// The author-only answer. The body is checked first (422), then the author (403), then
+/// whether it is still open (409); a question of another project is 404.
+pub async fn answer(
+    State(st): State<AppState>,
+    who: InProject,
+    ApiPath((_, question_id)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<AnswerInput>,
+) -> ApiResult<Json<Value>> {
+    let (actor, project) = (who.actor.clone(), who.project.clone());
+    let q = st
+        .write(move |e| e.answer(&actor, Some(&project), &question_id, &body))
+        .await?;
+    let item = QuestionItem::from_question(&q, &who.actor);
+    let decision = item.answer.as_ref().map(|a| a.decision_event_id.clone());
+    let mut value = serde_json::to_value(&item)
+        .map_err(|e| ApiError::from(OqError::Internal(e.to_string())))?;
+    if let (Some(obj), Some(d)) = (value.as_object_mut(), decision) {
+        obj.insert("decisionEventId".into(), Value::String(d));
+    }
+    Ok(Json(value))
+}
+
+/// One question, as the list shows it (`GET …/open-questions/{questionId}`).
+pub async fn show(
+    State(st): State<AppState>,
+    who: InProject,
+    ApiPath((_, question_id)): ApiPath<(String, String)>,
+) -> ApiResult<Json<QuestionItem>> {
+    let project = who.project.clone();
+    let q = st
+        .read(move |e| e.question(Some(&project), &question_id))
+        .await?;
+    Ok(Json(QuestionItem::from_question(&q, &who.actor)))
+}

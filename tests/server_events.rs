@@ -1,0 +1,287 @@
+//! The event stream: a tip per change of the project with the revision as its id, every
+//! change delivered once across a forced reconnect with Last-Event-ID, heartbeats, writes
+//! by another process on the same store, and a clean stop with streams open.
+#![allow(clippy::unwrap_used)]
+
+mod common_server;
+
+use std::time::Duration;
+
+use common_server::*;
+use futures_util::StreamExt;
+use oq::domain::{Actor, DeclareInput, Role};
+use serde_json::{Value, json};
+
+/// One parsed SSE frame.
+#[derive(Debug, Default)]
+struct Frame {
+    id: Option<i64>,
+    data: Option<Value>,
+    comment: Option<String>,
+}
+
+struct Sse {
+    body: futures_util::stream::BoxStream<'static, reqwest::Result<Vec<u8>>>,
+    buf: String,
+}
+
+impl Sse {
+    async fn open(s: &TestServer, user: &str, last_event_id: Option<i64>) -> Sse {
+        let mut req = s
+            .client
+            .get(s.url("/projects/loja/events"))
+            .bearer_auth(s.token(user));
+        if let Some(id) = last_event_id {
+            req = req.header("last-event-id", id.to_string());
+        }
+        let r = req.send().await.expect("events");
+        assert_eq!(r.status(), 200);
+        assert!(
+            r.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream"),
+            "{:?}",
+            r.headers()
+        );
+        let body = r.bytes_stream().map(|c| c.map(|b| b.to_vec())).boxed();
+        Sse {
+            body,
+            buf: String::new(),
+        }
+    }
+
+    /// The next frame; panics if none comes within a generous bound (a hang, not a timing check).
+    async fn next(&mut self) -> Frame {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let raw: String = self.buf.drain(..end + 2).collect();
+                let mut f = Frame::default();
+                for line in raw.lines() {
+                    if let Some(v) = line.strip_prefix("id:") {
+                        f.id = Some(v.trim().parse().expect("numeric id"));
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        f.data = Some(serde_json::from_str(v.trim()).expect("json data"));
+                    } else if let Some(v) = line.strip_prefix(':') {
+                        f.comment = Some(v.trim().to_string());
+                    }
+                }
+                return f;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.body.next())
+                .await
+                .expect("the stream went silent")
+                .expect("the stream ended")
+                .expect("chunk");
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// Tips until (and including) `revision`, skipping heartbeats.
+    async fn tips_until(&mut self, revision: i64) -> Vec<(i64, Value)> {
+        let mut out = Vec::new();
+        loop {
+            let f = self.next().await;
+            let (Some(id), Some(data)) = (f.id, f.data) else {
+                continue;
+            };
+            assert_eq!(data["revision"], id, "the id is the revision");
+            assert!(data["type"].is_string());
+            out.push((id, data));
+            if id >= revision {
+                return out;
+            }
+        }
+    }
+}
+
+async fn declare(s: &TestServer, w: &World, text: &str) {
+    let r = s
+        .post(
+            CRIATIVO,
+            "/projects/loja/open-questions",
+            json!({"pergunta": text, "sessionId": w.conversation}),
+        )
+        .await;
+    must(&r, 201);
+}
+
+async fn outro_write(s: &TestServer, w: &World, text: &str) {
+    let r = s
+        .post(
+            OUTRO_AGENT,
+            "/projects/outro/open-questions",
+            json!({"pergunta": text, "sessionId": w.outro_session}),
+        )
+        .await;
+    must(&r, 201);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_change_once_across_a_forced_reconnect() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let start = s.revision();
+
+    let mut sse = Sse::open(&s, BIA, None).await;
+    for i in 0..5 {
+        declare(&s, &w, &format!("First batch {i}?")).await;
+        outro_write(&s, &w, &format!("Other project {i}?")).await;
+    }
+    s.post(
+        ANA,
+        &format!("/projects/loja/open-questions/{}/answer", w.question),
+        json!({"resposta": "ok"}),
+    )
+    .await;
+    let mid = s.revision();
+    let mut seen = sse.tips_until(loja_last(&s, mid)).await;
+    let last_seen = seen.last().unwrap().0;
+    drop(sse); // the connection breaks
+
+    // Changes while the client is away, some by another process on the same store.
+    for i in 0..5 {
+        declare(&s, &w, &format!("While away {i}?")).await;
+        outro_write(&s, &w, &format!("Other while away {i}?")).await;
+    }
+    let cli = s.engine();
+    cli.declare(
+        &Actor::agent(Role::Po),
+        "loja",
+        &DeclareInput {
+            pergunta: "From the local CLI?".into(),
+            sugestao: None,
+            afeta: Default::default(),
+            session_id: w.conversation.clone(),
+        },
+    )
+    .expect("cli declare");
+
+    let mut sse = Sse::open(&s, BIA, Some(last_seen)).await;
+    let end = s.revision();
+    seen.extend(sse.tips_until(loja_last(&s, end)).await);
+    drop(sse);
+
+    // Exactly the project's events after `start`, in order, each once.
+    let expected: Vec<(i64, String)> = s
+        .engine()
+        .events_after(Some("loja"), start, 10_000)
+        .expect("events")
+        .into_iter()
+        .map(|e| (e.seq, e.event.type_name().to_string()))
+        .collect();
+    let got: Vec<(i64, String)> = seen
+        .iter()
+        .map(|(id, d)| (*id, d["type"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(got, expected);
+    assert!(got.iter().any(|(_, t)| t == "open_question.answered"));
+    s.stop().await;
+}
+
+/// The newest revision of loja at or before `upto`.
+fn loja_last(s: &TestServer, upto: i64) -> i64 {
+    s.engine()
+        .events_after(Some("loja"), 0, 100_000)
+        .expect("events")
+        .into_iter()
+        .map(|e| e.seq)
+        .filter(|seq| *seq <= upto)
+        .max()
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn heartbeats_keep_an_idle_stream_alive() {
+    let s = TestServer::start().await;
+    let mut sse = Sse::open(&s, QA, None).await;
+    loop {
+        let f = sse.next().await;
+        if f.comment.as_deref() == Some("heartbeat") {
+            break;
+        }
+        assert!(f.id.is_none(), "no change happened: {f:?}");
+    }
+    drop(sse);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resume_from_the_beginning_replays_the_whole_project() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let mut sse = Sse::open(&s, CRIATIVO, Some(0)).await;
+    let tips = sse.tips_until(loja_last(&s, s.revision())).await;
+    let types: Vec<&str> = tips
+        .iter()
+        .map(|(_, d)| d["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "session.started",
+            "session.started",
+            "artifact.open_question",
+            "story.created",
+            "task.created"
+        ]
+    );
+    let outro: Vec<i64> = s
+        .engine()
+        .events_after(Some("outro"), 0, 1000)
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert!(!outro.is_empty());
+    assert!(tips.iter().all(|(id, _)| !outro.contains(id)));
+    assert!(!w.question.is_empty());
+    drop(sse);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_last_event_ids_are_refused() {
+    let s = TestServer::start().await;
+    for bad in ["-1", "abc", "99999999999999999999999"] {
+        let r = s
+            .client
+            .get(s.url("/projects/loja/events"))
+            .bearer_auth(s.token(ANA))
+            .header("last-event-id", bad)
+            .send()
+            .await
+            .expect("events");
+        let r = reply(r).await;
+        assert_eq!(must(&r, 422)["code"], "invalid_last_event_id", "{bad}");
+    }
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_server_stops_cleanly_with_streams_open() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let mut streams = Vec::new();
+    for user in [ANA, BIA, QA] {
+        streams.push(Sse::open(&s, user, None).await);
+    }
+    declare(&s, &w, "Seen by all?").await;
+    let rev = s.revision();
+    for sse in &mut streams {
+        sse.tips_until(rev).await;
+    }
+    s.stop().await;
+    for mut sse in streams {
+        // The stream ends rather than hanging.
+        loop {
+            match tokio::time::timeout(Duration::from_secs(30), sse.body.next())
+                .await
+                .expect("the stream ends")
+            {
+                None | Some(Err(_)) => break,
+                Some(Ok(_)) => continue,
+            }
+        }
+    }
+}
