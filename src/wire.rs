@@ -172,6 +172,22 @@ impl From<&ParkedTask> for WaitingItem {
     }
 }
 
+/// `GET …/tasks?waiting=me` and `oq task waiting`: "Waiting for you", with its own count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitingList {
+    pub items: Vec<WaitingItem>,
+    pub total: usize,
+}
+
+impl From<Vec<WaitingItem>> for WaitingList {
+    fn from(items: Vec<WaitingItem>) -> Self {
+        WaitingList {
+            total: items.len(),
+            items,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoryItem {

@@ -117,6 +117,13 @@ async fn every_route_for_every_caller() {
             success: 200,
         },
         Case {
+            method: Method::GET,
+            path: format!("{p}/revision"),
+            body: None,
+            allowed: Allowed::Everyone,
+            success: 200,
+        },
+        Case {
             method: Method::POST,
             path: format!("{p}/readiness/im-ready"),
             body: None,

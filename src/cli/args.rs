@@ -26,10 +26,18 @@ pub struct GlobalArgs {
     /// Where the local store lives (default: the platform's data dir for oq).
     #[arg(long, global = true, env = "OQ_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Where to work: `local` (the embedded engine).
-    #[arg(long, global = true, env = "OQ_SOURCE", default_value = "local")]
-    pub source: String,
-    /// Act as this person in local mode (default: the OS user).
+    /// Where to work: `local` (the embedded engine, the default) or `http://HOST:PORT`
+    /// (an `oq serve` server).
+    #[arg(long, global = true, env = "OQ_SOURCE")]
+    pub source: Option<String>,
+    /// The bearer token for a server source.
+    #[arg(long, global = true, env = "OQ_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// A named profile of the config file (`[profiles.NAME]`: source, token, project).
+    #[arg(long, global = true, env = "OQ_PROFILE")]
+    pub profile: Option<String>,
+    /// Act as this person in local mode (default: the OS user); a server knows you by
+    /// your token.
     #[arg(long = "as", global = true, env = "OQ_USER", value_name = "USER")]
     pub as_user: Option<String>,
     /// The project (default: the only one in the store, or `default` in an empty store).
@@ -117,14 +125,14 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-#[group(id = "how", required = true, multiple = false)]
+#[command(group(clap::ArgGroup::new("how").required(true).args(["text", "accept"])))]
 pub struct AnswerArgs {
     pub question_id: String,
     /// The answer; `-` reads it from standard input.
-    #[arg(long, group = "how")]
+    #[arg(long)]
     pub text: Option<String>,
     /// Accept the question's suggestion.
-    #[arg(long, group = "how")]
+    #[arg(long)]
     pub accept: bool,
 }
 

@@ -1,80 +1,126 @@
-//! What every door needs before it acts: the engine, who is acting, which project, and
+//! What every door needs before it acts: the source, who is acting, which project, and
 //! how to print.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::args::GlobalArgs;
+use crate::domain::text::check_id;
 use crate::domain::{Actor, OqError, Role};
 use crate::engine::{EngineConfig, LocalEngine, SqliteStore};
+use crate::source::{AnySource, HttpSource, LocalSource, Source, profile};
 use crate::wire::ErrorBody;
 
 pub struct Context {
     pub global: GlobalArgs,
-    pub engine: LocalEngine,
+    pub source: AnySource,
+    /// The acting person in local mode (`--as`, else the OS user).
     pub user: String,
+    /// The project named by `--project` or the profile.
+    project: Option<String>,
 }
 
 impl Context {
     pub fn open(global: GlobalArgs) -> Result<Self, OqError> {
-        if global.source != "local" {
+        let profile = match &global.profile {
+            Some(name) => {
+                let dir = profile::config_dir().ok_or_else(|| {
+                    OqError::invalid("unknown_profile", "no config dir to read profiles from")
+                })?;
+                profile::load(&dir, name)?
+            }
+            None => profile::Profile::default(),
+        };
+        let project = global.project.clone().or(profile.project.clone());
+        if let Some(p) = &project {
+            check_id("--project", p)?;
+        }
+        let source_name = global
+            .source
+            .clone()
+            .or(profile.source.clone())
+            .unwrap_or_else(|| "local".into());
+        let user = global.as_user.clone().unwrap_or_else(os_user);
+        check_id("--as", &user)?;
+        let source = if source_name == "local" {
+            let store = SqliteStore::open_in(&data_dir(&global)?)?;
+            let engine = Arc::new(LocalEngine::new(store, EngineConfig::default()));
+            AnySource::Local(LocalSource::new(engine, user.clone()))
+        } else if source_name.starts_with("http://") || source_name.starts_with("https://") {
+            if global.as_user.is_some() {
+                return Err(OqError::invalid(
+                    "as_is_local",
+                    "--as acts as another person in local mode only; a server knows you by your token",
+                ));
+            }
+            let token = global
+                .token
+                .clone()
+                .or(profile.token.clone())
+                .unwrap_or_default();
+            AnySource::Http(HttpSource::new(&source_name, &token)?)
+        } else {
             return Err(OqError::invalid(
                 "unknown_source",
-                format!(
-                    "source {:?} is not supported by this build; use `local`",
-                    global.source
-                ),
+                format!("source {source_name:?}: expected local or http://HOST:PORT"),
             ));
-        }
-        let dir = data_dir(&global)?;
-        let store = SqliteStore::open_in(&dir)?;
-        let user = global.as_user.clone().unwrap_or_else(os_user);
-        crate::domain::text::check_id("--as", &user)?;
+        };
         Ok(Context {
             global,
-            engine: LocalEngine::new(store, EngineConfig::default()),
+            source,
             user,
+            project,
         })
     }
 
-    pub fn person(&self) -> Actor {
-        Actor::person(&self.user)
+    /// The embedded engine, for the doors that only exist locally (stories, tasks, demo).
+    pub fn local(&self, door: &str) -> Result<&Arc<LocalEngine>, OqError> {
+        match &self.source {
+            AnySource::Local(l) => Ok(l.engine()),
+            other => Err(OqError::invalid(
+                "local_only",
+                format!(
+                    "{door} works on the local engine; {} is a server: use its HTTP API",
+                    other.describe()
+                ),
+            )),
+        }
     }
 
-    /// The project named by `--project`, else the only one in the store, else `default`
-    /// when the store has none; with several and none named, asks which.
-    pub fn project(&self) -> Result<String, OqError> {
-        if let Some(p) = &self.global.project {
-            crate::domain::text::check_id("--project", p)?;
+    /// The project named by `--project` (or the profile), else the only one visible, else
+    /// `default` when none exists yet; with several and none named, asks which.
+    pub async fn project(&self) -> Result<String, OqError> {
+        if let Some(p) = &self.project {
             return Ok(p.clone());
         }
-        let projects = self.engine.read(|v| v.projects())?;
-        match projects.as_slice() {
+        let identity = self.source.identity().await?;
+        match identity.projects.as_slice() {
             [] => Ok("default".into()),
             [only] => Ok(only.clone()),
             many => Err(OqError::invalid(
                 "project_required",
                 format!(
-                    "several projects in this store; name one with --project ({})",
+                    "several projects; name one with --project ({})",
                     many.join(", ")
                 ),
             )),
         }
     }
 
-    /// The project filter for reads: `--project` if given, else every project.
+    /// The project filter for reads: the one named, else every project the source can
+    /// span (the local engine spans all; a server needs one and picks it itself).
     pub fn project_filter(&self) -> Option<&str> {
-        self.global.project.as_deref()
+        self.project.as_deref()
     }
 
     pub fn emit<T: Serialize>(&self, value: &T, human: impl FnOnce() -> String) {
         if self.global.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(value)
-                    .unwrap_or_else(|e| format!("{{\"code\":\"internal\",\"message\":\"{e}\"}}"))
-            );
+            match serde_json::to_string_pretty(value) {
+                Ok(text) => println!("{text}"),
+                Err(e) => report_error(true, &OqError::Internal(e.to_string())),
+            }
         } else {
             print!("{}", human());
         }

@@ -6,6 +6,7 @@ pub mod args;
 mod context;
 pub mod render;
 mod run;
+mod work;
 
 pub use args::Cli;
 pub use run::run;

@@ -1,24 +1,25 @@
 //! Executes a parsed command line and returns the process's exit code.
+//!
+//! The question doors (ask, list, show, answer, readiness, verdict, dev-context, waiting)
+//! work through [`Source`], so they behave the same on the local engine and on a server;
+//! the work doors (sessions, stories, tasks, demo) are in `work.rs`.
 
 use std::io::Read;
 use std::time::Duration;
 
-use serde_json::json;
-
-use super::args::{
-    AnswerArgs, AskArgs, Cli, Command, SessionCommand, StoryCommand, TaskCommand, VerdictArgs,
-};
+use super::args::{AnswerArgs, AskArgs, Cli, Command, ListArgs, VerdictArgs};
 use super::context::{Context, agent, report_error};
 use super::render;
+use super::work;
 use crate::domain::error::exit;
 use crate::domain::gate::consolidate;
 use crate::domain::readiness::ReadinessGate;
-use crate::domain::{Afeta, AnswerInput, DeclareInput, OqError, SessionKind, Verdict, WorkState};
+use crate::domain::{Afeta, AnswerInput, DeclareInput, OqError, Verdict};
 use crate::engine::sqlite::now_ms;
 use crate::engine::{StatusFilter, VerdictInput};
-use crate::wire::{QuestionItem, QuestionList, SessionItem, StoryItem, TaskItem, WaitingItem};
+use crate::source::{AnySource, Source};
 
-/// How often `ask --wait` looks at the shared store.
+/// How often `ask --wait` looks at the source.
 const WAIT_POLL: Duration = Duration::from_millis(200);
 
 pub fn run(cli: Cli) -> i32 {
@@ -35,7 +36,23 @@ pub fn run(cli: Cli) -> i32 {
         Command::Token => return crate::server::token_main(json),
         other => other,
     };
-    let result = Context::open(cli.global).and_then(|ctx| dispatch(&ctx, command));
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            report_error(
+                json,
+                &OqError::Internal(format!("cannot start the runtime: {e}")),
+            );
+            return exit::INTERNAL;
+        }
+    };
+    let result = runtime.block_on(async {
+        let ctx = Context::open(cli.global)?;
+        dispatch(&ctx, command).await
+    });
     match result {
         Ok(code) => code,
         Err(e) => {
@@ -45,53 +62,39 @@ pub fn run(cli: Cli) -> i32 {
     }
 }
 
-fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
+async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
     match command {
-        Command::Ask(a) => ask(ctx, a),
-        Command::List(l) => {
-            let status: StatusFilter = l.status.parse()?;
-            let page =
-                ctx.engine
-                    .list(ctx.project_filter(), status, l.cursor.as_deref(), l.limit)?;
-            let viewer = ctx.person();
-            let list = QuestionList {
-                items: page
-                    .items
-                    .iter()
-                    .map(|q| QuestionItem::from_question(q, &viewer))
-                    .collect(),
-                total: page.total,
-                cursor: page.cursor,
-            };
-            ctx.emit(&list, || render::question_list(&list, now_ms()));
-            Ok(exit::OK)
-        }
+        Command::Ask(a) => ask(ctx, a).await,
+        Command::List(l) => list(ctx, l).await,
         Command::Show { question_id } => {
-            let q = ctx.engine.question(ctx.project_filter(), &question_id)?;
-            let item = QuestionItem::from_question(&q, &ctx.person());
+            let item = ctx
+                .source
+                .question(ctx.project_filter(), &question_id)
+                .await?;
             ctx.emit(&item, || render::question(&item, now_ms()));
             Ok(exit::OK)
         }
-        Command::Answer(a) => answer(ctx, a),
+        Command::Answer(a) => answer(ctx, a).await,
         Command::Readiness(r) => {
-            let project = ctx.project()?;
-            let readiness = match r.record {
-                Some(gate) => ctx.engine.record_readiness(
-                    &ctx.person(),
-                    &project,
-                    gate.parse::<ReadinessGate>()?,
-                )?,
-                None => ctx.engine.readiness(&project)?,
-            };
+            let project = ctx.project().await?;
+            let gate = r
+                .record
+                .as_deref()
+                .map(str::parse::<ReadinessGate>)
+                .transpose()?;
+            let readiness = ctx.source.readiness(&project, gate).await?;
             ctx.emit(&readiness, || match &readiness.notice {
                 Some(n) => format!("{n}: oq list --project {project}\n"),
                 None => "no questions are open\n".into(),
             });
             Ok(exit::OK)
         }
-        Command::Verdict(v) => verdict(ctx, v),
+        Command::Verdict(v) => verdict(ctx, v).await,
         Command::DevContext { task_id } => {
-            let dc = ctx.engine.dev_context(&ctx.project()?, &task_id)?;
+            let dc = ctx
+                .source
+                .dev_context(&ctx.project().await?, &task_id)
+                .await?;
             ctx.emit(&dc, || {
                 let mut out = format!("{}\n", dc.header);
                 for d in &dc.decisoes {
@@ -104,57 +107,44 @@ fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
             });
             Ok(exit::OK)
         }
-        Command::Session(s) => session(ctx, s),
-        Command::Story(s) => story(ctx, s),
-        Command::Task(t) => task(ctx, t),
+        Command::Session(s) => work::session(ctx, s).await,
+        Command::Story(s) => work::story(ctx, s).await,
+        Command::Task(t) => work::task(ctx, t).await,
+        Command::Demo(d) => work::demo(ctx, d).await,
         Command::Serve(_) | Command::Token => Err(OqError::Internal(
             "serve and token run before the local context".into(),
         )),
-        Command::Demo(d) => {
-            let summary = crate::demo::fill(&ctx.engine, &ctx.user)?;
-            let dir = super::context::data_dir(&ctx.global)?;
-            ctx.emit(&summary, || {
-                if d.quiet {
-                    return format!("{}\n", dir.display());
-                }
-                let viewer = ctx.person();
-                let open = ctx
-                    .engine
-                    .list(None, StatusFilter::Open, None, 50)
-                    .map(|page| QuestionList {
-                        items: page
-                            .items
-                            .iter()
-                            .map(|q| QuestionItem::from_question(q, &viewer))
-                            .collect(),
-                        total: page.total,
-                        cursor: page.cursor,
-                    });
-                let queue = open
-                    .map(|l| render::question_list(&l, now_ms()))
-                    .unwrap_or_default();
-                format!(
-                    "{}\nOpen questions (● you can answer, ○ another person's session):\n{queue}",
-                    crate::demo::describe(&summary, &dir, &oq_invocation(ctx))
-                )
-            });
-            Ok(exit::OK)
-        }
     }
 }
 
-fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {
-    let role = a.agent.as_deref().ok_or_else(|| {
-        OqError::invalid(
-            "agent_required",
-            "oq ask needs --agent ROLE (criativo, po, arquiteto or dev-lead), or OQ_AGENT",
-        )
-    })?;
-    let actor = agent(role)?;
-    let project = ctx.project()?;
+async fn list(ctx: &Context, l: ListArgs) -> Result<i32, OqError> {
+    let status: StatusFilter = l.status.parse()?;
+    let list = ctx
+        .source
+        .list(ctx.project_filter(), status, l.cursor.as_deref(), l.limit)
+        .await?;
+    ctx.emit(&list, || render::question_list(&list, now_ms()));
+    Ok(exit::OK)
+}
+
+async fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {
+    let local = matches!(ctx.source, AnySource::Local(_));
+    let role = match (a.agent.as_deref(), local) {
+        (Some(r), _) => Some(agent(r)?),
+        (None, false) => None,
+        (None, true) => {
+            return Err(OqError::invalid(
+                "agent_required",
+                "oq ask needs --agent ROLE (criativo, po, arquiteto or dev-lead), or OQ_AGENT",
+            ));
+        }
+    };
+    if let Some(actor) = &role {
+        // Refuse a bad role or bad text before anything is created.
+        crate::domain::question::check_declarer(actor)?;
+    }
+    let project = ctx.project().await?;
     let afeta = parse_affects(&a.affects)?;
-    // Refuse a bad role or bad text before creating the person's session.
-    crate::domain::question::check_declarer(&actor)?;
     let mut input = DeclareInput {
         pergunta: a.pergunta,
         sugestao: a.suggest,
@@ -164,28 +154,35 @@ fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {
     input.validated()?;
     input.session_id = match a.session {
         Some(s) => s,
-        None => ctx.engine.personal_session(&project, &ctx.user)?.session_id,
+        None => ctx.source.default_session(&project).await?.ok_or_else(|| {
+            OqError::invalid(
+                "session_required",
+                "name the session the question is born in: --session ID",
+            )
+        })?,
     };
-    let q = ctx.engine.declare(&actor, &project, &input)?;
+    let q = ctx
+        .source
+        .declare(&project, role.and_then(|r| r.role()), &input)
+        .await?;
     if !a.wait {
-        let item = QuestionItem::from_question(&q, &ctx.person());
-        ctx.emit(&item, || format!("{}\n", q.question_id));
+        ctx.emit(&q, || format!("{}\n", q.question_id));
         return Ok(exit::OK);
     }
     eprintln!(
         "oq: waiting for {} to answer {} …",
         q.session_author, q.question_id
     );
-    let answered = ctx.engine.wait_for_answer(
-        &q.question_id,
-        a.timeout.map(Duration::from_secs),
-        WAIT_POLL,
-    )?;
-    let item = QuestionItem::from_question(&answered, &ctx.person());
-    ctx.emit(&item, || {
+    let timeout = a.timeout.map(Duration::from_secs);
+    let answered = ctx
+        .source
+        .wait_for_answer(Some(&project), &q.question_id, timeout, WAIT_POLL)
+        .await?;
+    ctx.emit(&answered, || {
         format!(
             "{}\n",
-            item.answer
+            answered
+                .answer
                 .as_ref()
                 .map(|a| a.resposta.as_str())
                 .unwrap_or("")
@@ -194,7 +191,7 @@ fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {
     Ok(exit::OK)
 }
 
-fn answer(ctx: &Context, a: AnswerArgs) -> Result<i32, OqError> {
+async fn answer(ctx: &Context, a: AnswerArgs) -> Result<i32, OqError> {
     let input = if a.accept {
         AnswerInput::accept()
     } else {
@@ -214,10 +211,10 @@ fn answer(ctx: &Context, a: AnswerArgs) -> Result<i32, OqError> {
         };
         AnswerInput::text(text)
     };
-    let q = ctx
-        .engine
-        .answer(&ctx.person(), ctx.project_filter(), &a.question_id, &input)?;
-    let item = QuestionItem::from_question(&q, &ctx.person());
+    let item = ctx
+        .source
+        .answer(ctx.project_filter(), &a.question_id, &input)
+        .await?;
     ctx.emit(&item, || {
         let decision = item
             .answer
@@ -229,9 +226,9 @@ fn answer(ctx: &Context, a: AnswerArgs) -> Result<i32, OqError> {
     Ok(exit::OK)
 }
 
-fn verdict(ctx: &Context, v: VerdictArgs) -> Result<i32, OqError> {
+async fn verdict(ctx: &Context, v: VerdictArgs) -> Result<i32, OqError> {
     let actor = agent(&v.agent)?;
-    let project = ctx.project()?;
+    let project = ctx.project().await?;
     let mut verdicts = Vec::new();
     let mut subspecialty = None;
     for entry in &v.verdicts {
@@ -254,154 +251,18 @@ fn verdict(ctx: &Context, v: VerdictArgs) -> Result<i32, OqError> {
         open_question_id: v.open_question.filter(|_| needs_question),
         subspecialty,
     };
-    let outcome = ctx.engine.verdict(&actor, &project, &v.task_id, &input)?;
-    let item = TaskItem::from(&outcome.task);
-    let body =
-        json!({ "verdict": consolidated, "task": item, "openQuestionId": outcome.question_id });
-    ctx.emit(&body, || {
-        let mut out = format!("verdict {consolidated} on {}\n", item.task_id);
-        out.push_str(&render::task(&item));
-        out
+    let reply = ctx
+        .source
+        .verdict(&project, actor.role(), &v.task_id, &input)
+        .await?;
+    ctx.emit(&reply, || {
+        format!(
+            "verdict {consolidated} on {}\n{}",
+            reply.task.task_id,
+            render::task(&reply.task)
+        )
     });
     Ok(exit::OK)
-}
-
-fn session(ctx: &Context, s: SessionCommand) -> Result<i32, OqError> {
-    match s {
-        SessionCommand::Start { kind, id } => {
-            let kind: SessionKind = kind.parse()?;
-            let session =
-                ctx.engine
-                    .start_session(&ctx.person(), &ctx.project()?, kind, id.as_deref())?;
-            let item = SessionItem::from(&session);
-            ctx.emit(&item, || format!("{}\n", item.session_id));
-        }
-        SessionCommand::List => {
-            let items: Vec<SessionItem> = ctx
-                .engine
-                .read(|v| v.sessions(ctx.project_filter()))?
-                .iter()
-                .map(SessionItem::from)
-                .collect();
-            ctx.emit(&items, || {
-                items
-                    .iter()
-                    .map(|s| {
-                        format!(
-                            "{:<24} {:<12} {:<13} {}\n",
-                            s.session_id, s.project_id, s.kind, s.author
-                        )
-                    })
-                    .collect()
-            });
-        }
-    }
-    Ok(exit::OK)
-}
-
-fn story(ctx: &Context, s: StoryCommand) -> Result<i32, OqError> {
-    let story = match s {
-        StoryCommand::Add { title, agent: role } => {
-            ctx.engine
-                .create_story(&agent(&role)?, &ctx.project()?, &title)?
-        }
-        StoryCommand::List => {
-            let items: Vec<StoryItem> = ctx
-                .engine
-                .stories(ctx.project_filter())?
-                .iter()
-                .map(StoryItem::from)
-                .collect();
-            ctx.emit(&items, || {
-                items
-                    .iter()
-                    .map(|s| {
-                        format!(
-                            "{:<12} {:<12} {:<11} {}\n",
-                            s.story_id, s.project_id, s.state, s.title
-                        )
-                    })
-                    .collect()
-            });
-            return Ok(exit::OK);
-        }
-        StoryCommand::State {
-            story_id,
-            state,
-            agent: role,
-        } => ctx.engine.move_story(
-            &agent(&role)?,
-            &ctx.project()?,
-            &story_id,
-            state.parse::<WorkState>()?,
-        )?,
-        StoryCommand::Correct {
-            story_id,
-            question,
-            agent: role,
-        } => ctx.engine.correct_story(
-            &agent(&role)?,
-            &ctx.project()?,
-            &story_id,
-            question.as_deref(),
-        )?,
-    };
-    let item = StoryItem::from(&story);
-    ctx.emit(&item, || {
-        format!("{}  [{}]  {}\n", item.story_id, item.state, item.title)
-    });
-    Ok(exit::OK)
-}
-
-fn task(ctx: &Context, t: TaskCommand) -> Result<i32, OqError> {
-    let task = match t {
-        TaskCommand::Add {
-            title,
-            story,
-            session,
-            agent: role,
-        } => ctx
-            .engine
-            .create_task(&agent(&role)?, &ctx.project()?, &story, &session, &title)?,
-        TaskCommand::State {
-            task_id,
-            state,
-            agent: role,
-        } => ctx.engine.move_task(
-            &agent(&role)?,
-            &ctx.project()?,
-            &task_id,
-            state.parse::<WorkState>()?,
-        )?,
-        TaskCommand::Show { task_id } => ctx.engine.task(&ctx.project()?, &task_id)?,
-        TaskCommand::Waiting => {
-            let items: Vec<WaitingItem> = ctx
-                .engine
-                .waiting_for(ctx.project_filter(), &ctx.user)?
-                .iter()
-                .map(WaitingItem::from)
-                .collect();
-            ctx.emit(&items, || render::waiting(&items, now_ms()));
-            return Ok(exit::OK);
-        }
-    };
-    let item = TaskItem::from(&task);
-    ctx.emit(&item, || render::task(&item));
-    Ok(exit::OK)
-}
-
-/// How the user invoked oq, for hints that work when pasted: `oq`, plus `--data-dir` when
-/// they chose one.
-fn oq_invocation(ctx: &Context) -> String {
-    // Under `cargo run` the binary is not on PATH: show the path it was started by.
-    let program = std::env::args()
-        .next()
-        .filter(|a| a.contains('/'))
-        .unwrap_or_else(|| "oq".into());
-    match &ctx.global.data_dir {
-        Some(dir) => format!("{program} --data-dir {}", dir.display()),
-        None => program,
-    }
 }
 
 /// `rule:RN-1`, `story:S-3`, `task:T-7` (or the ADR's `regra`, `historia`, `tarefa`).

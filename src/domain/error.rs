@@ -15,8 +15,10 @@ pub enum OqError {
     /// ADR 0214 §1: a question closes once; a second answer (or a lost race) is refused.
     #[error("question {question_id} was already answered")]
     AlreadyAnswered { question_id: String },
-    #[error("{what} {id} not found")]
-    NotFound { what: &'static str, id: String },
+    /// `message` names what was looked for ("question q-… not found"); built by
+    /// [`OqError::not_found`], or carried as is from a server's refusal.
+    #[error("{message}")]
+    NotFound { message: String },
     /// Bad input: the `code` names the rule, the message the value.
     #[error("{message}")]
     Invalid { code: &'static str, message: String },
@@ -83,8 +85,7 @@ impl OqError {
     }
     pub fn not_found(what: &'static str, id: impl Into<String>) -> Self {
         OqError::NotFound {
-            what,
-            id: id.into(),
+            message: format!("{what} {} not found", id.into()),
         }
     }
 
@@ -153,10 +154,7 @@ impl OqError {
             _ => {
                 let code: &'static str = intern_code(code);
                 match status {
-                    404 => OqError::NotFound {
-                        what: "resource",
-                        id: message,
-                    },
+                    404 => OqError::NotFound { message },
                     400 | 413 | 415 | 422 => OqError::Invalid { code, message },
                     401 => OqError::Source { code, message },
                     403 => OqError::Forbidden { code, message },

@@ -80,6 +80,9 @@ pub struct ParkedTask {
 pub trait StoreView {
     /// The position of the newest event (0 for an empty log).
     fn revision(&self) -> Result<i64, OqError>;
+    /// The position of the newest event of one project (0 when it has none): what a client
+    /// of that project may learn without hearing about the others.
+    fn project_revision(&self, project_id: &str) -> Result<i64, OqError>;
     fn projects(&self) -> Result<Vec<String>, OqError>;
     fn session(&self, session_id: &str) -> Result<Option<Session>, OqError>;
     fn sessions(&self, project_id: Option<&str>) -> Result<Vec<Session>, OqError>;

@@ -222,6 +222,21 @@ pub fn document() -> Value {
         ),
     );
 
+    let revision = op(
+        "The project's newest change: poll it to know when to reload",
+        "a member or an agent of the project",
+        &[],
+        with(
+            project_errors(&[]),
+            "200",
+            ok(
+                "the revision; it only grows",
+                json!({ "type": "object", "required": ["revision"],
+                        "properties": { "revision": { "type": "integer" } } }),
+            ),
+        ),
+    );
+
     let po_only = [("403", "not the po agent (`role_not_allowed`)")];
     let story_create = with_body(
         op(
@@ -411,6 +426,7 @@ pub fn document() -> Value {
             "/projects/{projectId}/sessions": { "post": session },
             "/projects/{projectId}/readiness": { "get": readiness },
             "/projects/{projectId}/readiness/{gate}": { "post": record_readiness },
+            "/projects/{projectId}/revision": { "get": revision },
             "/projects/{projectId}/stories": { "post": story_create },
             "/projects/{projectId}/stories/{storyId}/state": { "post": story_state },
             "/projects/{projectId}/stories/{storyId}/corrections": { "post": correction },

@@ -5,7 +5,9 @@ use super::{HttpSource, Identity, LocalSource, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::{StatusFilter, VerdictInput};
-use crate::wire::{DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem};
+use crate::wire::{
+    DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem,
+};
 
 #[derive(Clone)]
 pub enum AnySource {
@@ -39,16 +41,34 @@ impl Source for AnySource {
     ) -> Result<QuestionList, OqError> {
         each!(self, s => s.list(project, status, cursor, limit).await)
     }
-    async fn question(&self, project: Option<&str>, question_id: &str) -> Result<QuestionItem, OqError> {
+    async fn question(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
         each!(self, s => s.question(project, question_id).await)
     }
-    async fn declare(&self, project: &str, agent: Option<Role>, input: &DeclareInput) -> Result<QuestionItem, OqError> {
+    async fn declare(
+        &self,
+        project: &str,
+        agent: Option<Role>,
+        input: &DeclareInput,
+    ) -> Result<QuestionItem, OqError> {
         each!(self, s => s.declare(project, agent, input).await)
     }
-    async fn answer(&self, project: Option<&str>, question_id: &str, input: &AnswerInput) -> Result<QuestionItem, OqError> {
+    async fn answer(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+    ) -> Result<QuestionItem, OqError> {
         each!(self, s => s.answer(project, question_id, input).await)
     }
-    async fn readiness(&self, project: &str, record: Option<ReadinessGate>) -> Result<Readiness, OqError> {
+    async fn readiness(
+        &self,
+        project: &str,
+        record: Option<ReadinessGate>,
+    ) -> Result<Readiness, OqError> {
         each!(self, s => s.readiness(project, record).await)
     }
     async fn verdict(
@@ -66,7 +86,12 @@ impl Source for AnySource {
     async fn dev_context(&self, project: &str, task_id: &str) -> Result<DevContext, OqError> {
         each!(self, s => s.dev_context(project, task_id).await)
     }
-    async fn start_session(&self, project: &str, kind: SessionKind, session_id: Option<&str>) -> Result<SessionItem, OqError> {
+    async fn start_session(
+        &self,
+        project: &str,
+        kind: SessionKind,
+        session_id: Option<&str>,
+    ) -> Result<SessionItem, OqError> {
         each!(self, s => s.start_session(project, kind, session_id).await)
     }
     async fn default_session(&self, project: &str) -> Result<Option<String>, OqError> {

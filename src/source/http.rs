@@ -15,7 +15,10 @@ use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::{StatusFilter, VerdictInput};
-use crate::wire::{DevContext, ErrorBody, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem};
+use crate::wire::{
+    DevContext, ErrorBody, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply,
+    WaitingItem, WaitingList,
+};
 
 /// Long enough for a loaded server, short enough that a dead one is reported while the
 /// person still waits at the prompt.
@@ -32,7 +35,7 @@ pub struct HttpSource {
 /// `GET /me`: who the token is and which projects it sees.
 #[derive(Debug, serde::Deserialize)]
 struct Me {
-    id: String,
+    user: String,
     projects: Vec<String>,
 }
 
@@ -46,27 +49,38 @@ impl HttpSource {
     pub fn new(base: &str, token: &str) -> Result<Self, OqError> {
         let base = base.trim_end_matches('/').to_string();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(OqError::invalid("unknown_source", format!("source {base:?}: expected http://HOST:PORT")));
+            return Err(OqError::invalid(
+                "unknown_source",
+                format!("source {base:?}: expected http://HOST:PORT"),
+            ));
         }
         if token.is_empty() {
             return Err(OqError::Source {
                 code: "unauthorized",
-                message: format!("{base} needs a token: --token, OQ_TOKEN, or a profile in the config file"),
+                message: format!(
+                    "{base} needs a token: --token, OQ_TOKEN, or a profile in the config file"
+                ),
             });
         }
-        if base.starts_with("https://") {
-            // One process-wide TLS provider (ring: no C toolchain beyond cc, no OpenSSL).
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
+        // reqwest needs a TLS provider even for plain http: one process-wide, ring (no
+        // OpenSSL on the hosts users SSH into, no cmake to build). Already installed is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .build()
             .map_err(|e| OqError::Internal(format!("http client: {e}")))?;
-        Ok(HttpSource { base, token: token.to_string(), client, identity: Default::default() })
+        Ok(HttpSource {
+            base,
+            token: token.to_string(),
+            client,
+            identity: Default::default(),
+        })
     }
 
     fn request(&self, method: Method, path: &str) -> RequestBuilder {
-        self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token)
+        self.client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
     }
 
     async fn send<T: DeserializeOwned>(&self, req: RequestBuilder) -> Result<T, OqError> {
@@ -76,14 +90,24 @@ impl HttpSource {
         if status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| OqError::Source {
                 code: "bad_response",
-                message: format!("{} answered something oq does not understand: {e}", self.base),
+                message: format!(
+                    "{} answered something oq does not understand: {e}",
+                    self.base
+                ),
             });
         }
         if status == StatusCode::UNAUTHORIZED {
-            return Err(OqError::Source { code: "unauthorized", message: format!("{} refused the token", self.base) });
+            return Err(OqError::Source {
+                code: "unauthorized",
+                message: format!("{} refused the token", self.base),
+            });
         }
         match serde_json::from_slice::<ErrorBody>(&bytes) {
-            Ok(body) => Err(OqError::from_wire(status.as_u16(), &body.code, &body.message)),
+            Ok(body) => Err(OqError::from_wire(
+                status.as_u16(),
+                &body.code,
+                &body.message,
+            )),
             Err(_) => Err(OqError::Source {
                 code: "bad_response",
                 message: format!("{} answered {status} without an error body", self.base),
@@ -95,12 +119,19 @@ impl HttpSource {
         self.send(self.request(Method::GET, path)).await
     }
 
-    async fn post<T: DeserializeOwned, B: Serialize + ?Sized>(&self, path: &str, body: &B) -> Result<T, OqError> {
+    async fn post<T: DeserializeOwned, B: Serialize + ?Sized>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, OqError> {
         self.send(self.request(Method::POST, path).json(body)).await
     }
 
     fn unreachable(&self, e: reqwest::Error) -> OqError {
-        OqError::Source { code: "unreachable", message: format!("cannot reach {}: {}", self.base, root_cause(&e)) }
+        OqError::Source {
+            code: "unreachable",
+            message: format!("cannot reach {}: {}", self.base, root_cause(&e)),
+        }
     }
 
     /// A project-scoped route needs a project: the one given, else the caller's only one.
@@ -111,10 +142,16 @@ impl HttpSource {
         let id = self.identity().await?;
         match id.projects.as_slice() {
             [only] => Ok(only.clone()),
-            [] => Err(OqError::invalid("project_required", "this token belongs to no project on the server")),
+            [] => Err(OqError::invalid(
+                "project_required",
+                "this token belongs to no project on the server",
+            )),
             many => Err(OqError::invalid(
                 "project_required",
-                format!("several projects on the server; name one with --project ({})", many.join(", ")),
+                format!(
+                    "several projects on the server; name one with --project ({})",
+                    many.join(", ")
+                ),
             )),
         }
     }
@@ -133,7 +170,9 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 fn seg(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -149,7 +188,10 @@ impl Source for HttpSource {
             .identity
             .get_or_try_init(|| async {
                 let me: Me = self.get("/me").await?;
-                Ok::<_, OqError>(Identity { user: me.id, projects: me.projects })
+                Ok::<_, OqError>(Identity {
+                    user: me.user,
+                    projects: me.projects,
+                })
             })
             .await?;
         Ok(id.clone())
@@ -163,34 +205,82 @@ impl Source for HttpSource {
         limit: usize,
     ) -> Result<QuestionList, OqError> {
         let project = self.project(project).await?;
-        let mut query = vec![("status", status.as_str().to_string()), ("limit", limit.to_string())];
+        let mut query = vec![
+            ("status", status.as_str().to_string()),
+            ("limit", limit.to_string()),
+        ];
         if let Some(c) = cursor {
             query.push(("cursor", c.to_string()));
         }
-        self.send(self.request(Method::GET, &format!("/projects/{}/open-questions", seg(&project))).query(&query)).await
+        self.send(
+            self.request(
+                Method::GET,
+                &format!("/projects/{}/open-questions", seg(&project)),
+            )
+            .query(&query),
+        )
+        .await
     }
 
-    async fn question(&self, project: Option<&str>, question_id: &str) -> Result<QuestionItem, OqError> {
+    async fn question(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
         let project = self.project(project).await?;
-        self.get(&format!("/projects/{}/open-questions/{}", seg(&project), seg(question_id))).await
+        self.get(&format!(
+            "/projects/{}/open-questions/{}",
+            seg(&project),
+            seg(question_id)
+        ))
+        .await
     }
 
-    async fn declare(&self, project: &str, _agent: Option<Role>, input: &DeclareInput) -> Result<QuestionItem, OqError> {
+    async fn declare(
+        &self,
+        project: &str,
+        _agent: Option<Role>,
+        input: &DeclareInput,
+    ) -> Result<QuestionItem, OqError> {
         // The server knows the agent from the token; a local role flag does not apply.
-        self.post(&format!("/projects/{}/open-questions", seg(project)), input).await
+        self.post(&format!("/projects/{}/open-questions", seg(project)), input)
+            .await
     }
 
-    async fn answer(&self, project: Option<&str>, question_id: &str, input: &AnswerInput) -> Result<QuestionItem, OqError> {
+    async fn answer(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+    ) -> Result<QuestionItem, OqError> {
         let project = self.project(project).await?;
-        self.post(&format!("/projects/{}/open-questions/{}/answer", seg(&project), seg(question_id)), input).await
+        self.post(
+            &format!(
+                "/projects/{}/open-questions/{}/answer",
+                seg(&project),
+                seg(question_id)
+            ),
+            input,
+        )
+        .await
     }
 
-    async fn readiness(&self, project: &str, record: Option<ReadinessGate>) -> Result<Readiness, OqError> {
+    async fn readiness(
+        &self,
+        project: &str,
+        record: Option<ReadinessGate>,
+    ) -> Result<Readiness, OqError> {
         match record {
-            None => self.get(&format!("/projects/{}/readiness", seg(project))).await,
-            Some(gate) => {
-                self.post(&format!("/projects/{}/readiness/{}", seg(project), gate.as_str()), &serde_json::json!({}))
+            None => {
+                self.get(&format!("/projects/{}/readiness", seg(project)))
                     .await
+            }
+            Some(gate) => {
+                self.post(
+                    &format!("/projects/{}/readiness/{}", seg(project), gate.as_str()),
+                    &serde_json::json!({}),
+                )
+                .await
             }
         }
     }
@@ -202,24 +292,46 @@ impl Source for HttpSource {
         task_id: &str,
         input: &VerdictInput,
     ) -> Result<VerdictReply, OqError> {
-        self.post(&format!("/projects/{}/tasks/{}/qa-verdicts", seg(project), seg(task_id)), input).await
+        self.post(
+            &format!(
+                "/projects/{}/tasks/{}/qa-verdicts",
+                seg(project),
+                seg(task_id)
+            ),
+            input,
+        )
+        .await
     }
 
     async fn waiting(&self, project: Option<&str>) -> Result<Vec<WaitingItem>, OqError> {
         let project = self.project(project).await?;
-        self.get(&format!("/projects/{}/tasks?waiting=me", seg(&project))).await
+        let list: WaitingList = self
+            .get(&format!("/projects/{}/tasks?waiting=me", seg(&project)))
+            .await?;
+        Ok(list.items)
     }
 
     async fn dev_context(&self, project: &str, task_id: &str) -> Result<DevContext, OqError> {
-        self.get(&format!("/projects/{}/tasks/{}/dev-context", seg(project), seg(task_id))).await
+        self.get(&format!(
+            "/projects/{}/tasks/{}/dev-context",
+            seg(project),
+            seg(task_id)
+        ))
+        .await
     }
 
-    async fn start_session(&self, project: &str, kind: SessionKind, session_id: Option<&str>) -> Result<SessionItem, OqError> {
+    async fn start_session(
+        &self,
+        project: &str,
+        kind: SessionKind,
+        session_id: Option<&str>,
+    ) -> Result<SessionItem, OqError> {
         let mut body = serde_json::json!({ "kind": kind.as_str() });
         if let Some(id) = session_id {
             body["sessionId"] = id.into();
         }
-        self.post(&format!("/projects/{}/sessions", seg(project)), &body).await
+        self.post(&format!("/projects/{}/sessions", seg(project)), &body)
+            .await
     }
 
     async fn default_session(&self, _project: &str) -> Result<Option<String>, OqError> {
@@ -228,7 +340,9 @@ impl Source for HttpSource {
 
     async fn revision(&self, project: Option<&str>) -> Result<i64, OqError> {
         let project = self.project(project).await?;
-        let body: RevisionBody = self.get(&format!("/projects/{}/revision", seg(&project))).await?;
+        let body: RevisionBody = self
+            .get(&format!("/projects/{}/revision", seg(&project)))
+            .await?;
         Ok(body.revision)
     }
 }

@@ -7,7 +7,10 @@ use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{Actor, AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::{LocalEngine, StatusFilter, VerdictInput};
-use crate::wire::{DevContext, QuestionItem, QuestionList, Readiness, SessionItem, TaskItem, VerdictReply, WaitingItem};
+use crate::wire::{
+    DevContext, QuestionItem, QuestionList, Readiness, SessionItem, TaskItem, VerdictReply,
+    WaitingItem,
+};
 
 #[derive(Clone)]
 pub struct LocalSource {
@@ -17,7 +20,10 @@ pub struct LocalSource {
 
 impl LocalSource {
     pub fn new(engine: Arc<LocalEngine>, user: impl Into<String>) -> Self {
-        LocalSource { engine, user: user.into() }
+        LocalSource {
+            engine,
+            user: user.into(),
+        }
     }
 
     pub fn engine(&self) -> &Arc<LocalEngine> {
@@ -67,7 +73,11 @@ impl Source for LocalSource {
         self.blocking(move |e, me| {
             let page = e.list(project.as_deref(), status, cursor.as_deref(), limit)?;
             Ok(QuestionList {
-                items: page.items.iter().map(|q| QuestionItem::from_question(q, &me)).collect(),
+                items: page
+                    .items
+                    .iter()
+                    .map(|q| QuestionItem::from_question(q, &me))
+                    .collect(),
                 total: page.total,
                 cursor: page.cursor,
             })
@@ -75,13 +85,27 @@ impl Source for LocalSource {
         .await
     }
 
-    async fn question(&self, project: Option<&str>, question_id: &str) -> Result<QuestionItem, OqError> {
+    async fn question(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
         let (project, id) = (project.map(str::to_string), question_id.to_string());
-        self.blocking(move |e, me| Ok(QuestionItem::from_question(&e.question(project.as_deref(), &id)?, &me)))
-            .await
+        self.blocking(move |e, me| {
+            Ok(QuestionItem::from_question(
+                &e.question(project.as_deref(), &id)?,
+                &me,
+            ))
+        })
+        .await
     }
 
-    async fn declare(&self, project: &str, agent: Option<Role>, input: &DeclareInput) -> Result<QuestionItem, OqError> {
+    async fn declare(
+        &self,
+        project: &str,
+        agent: Option<Role>,
+        input: &DeclareInput,
+    ) -> Result<QuestionItem, OqError> {
         let (project, input) = (project.to_string(), input.clone());
         let actor = match agent {
             Some(role) => Actor::agent(role),
@@ -92,16 +116,40 @@ impl Source for LocalSource {
                 ));
             }
         };
-        self.blocking(move |e, me| Ok(QuestionItem::from_question(&e.declare(&actor, &project, &input)?, &me))).await
+        self.blocking(move |e, me| {
+            Ok(QuestionItem::from_question(
+                &e.declare(&actor, &project, &input)?,
+                &me,
+            ))
+        })
+        .await
     }
 
-    async fn answer(&self, project: Option<&str>, question_id: &str, input: &AnswerInput) -> Result<QuestionItem, OqError> {
-        let (project, id, input) = (project.map(str::to_string), question_id.to_string(), input.clone());
-        self.blocking(move |e, me| Ok(QuestionItem::from_question(&e.answer(&me, project.as_deref(), &id, &input)?, &me)))
-            .await
+    async fn answer(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+    ) -> Result<QuestionItem, OqError> {
+        let (project, id, input) = (
+            project.map(str::to_string),
+            question_id.to_string(),
+            input.clone(),
+        );
+        self.blocking(move |e, me| {
+            Ok(QuestionItem::from_question(
+                &e.answer(&me, project.as_deref(), &id, &input)?,
+                &me,
+            ))
+        })
+        .await
     }
 
-    async fn readiness(&self, project: &str, record: Option<ReadinessGate>) -> Result<Readiness, OqError> {
+    async fn readiness(
+        &self,
+        project: &str,
+        record: Option<ReadinessGate>,
+    ) -> Result<Readiness, OqError> {
         let project = project.to_string();
         self.blocking(move |e, me| match record {
             Some(gate) => e.record_readiness(&me, &project, gate),
@@ -132,27 +180,48 @@ impl Source for LocalSource {
 
     async fn waiting(&self, project: Option<&str>) -> Result<Vec<WaitingItem>, OqError> {
         let project = project.map(str::to_string);
-        self.blocking(move |e, me| Ok(e.waiting_for(project.as_deref(), me.id())?.iter().map(WaitingItem::from).collect()))
-            .await
+        self.blocking(move |e, me| {
+            Ok(e.waiting_for(project.as_deref(), me.id())?
+                .iter()
+                .map(WaitingItem::from)
+                .collect())
+        })
+        .await
     }
 
     async fn dev_context(&self, project: &str, task_id: &str) -> Result<DevContext, OqError> {
         let (project, task_id) = (project.to_string(), task_id.to_string());
-        self.blocking(move |e, _| e.dev_context(&project, &task_id)).await
+        self.blocking(move |e, _| e.dev_context(&project, &task_id))
+            .await
     }
 
-    async fn start_session(&self, project: &str, kind: SessionKind, session_id: Option<&str>) -> Result<SessionItem, OqError> {
+    async fn start_session(
+        &self,
+        project: &str,
+        kind: SessionKind,
+        session_id: Option<&str>,
+    ) -> Result<SessionItem, OqError> {
         let (project, session_id) = (project.to_string(), session_id.map(str::to_string));
-        self.blocking(move |e, me| Ok(SessionItem::from(&e.start_session(&me, &project, kind, session_id.as_deref())?)))
-            .await
+        self.blocking(move |e, me| {
+            Ok(SessionItem::from(&e.start_session(
+                &me,
+                &project,
+                kind,
+                session_id.as_deref(),
+            )?))
+        })
+        .await
     }
 
     async fn default_session(&self, project: &str) -> Result<Option<String>, OqError> {
         let project = project.to_string();
-        self.blocking(move |e, me| Ok(Some(e.personal_session(&project, me.id())?.session_id))).await
+        self.blocking(move |e, me| Ok(Some(e.personal_session(&project, me.id())?.session_id)))
+            .await
     }
 
-    async fn revision(&self, _project: Option<&str>) -> Result<i64, OqError> {
-        self.blocking(|e, _| e.revision()).await
+    async fn revision(&self, project: Option<&str>) -> Result<i64, OqError> {
+        let project = project.map(str::to_string);
+        self.blocking(move |e, _| e.project_revision(project.as_deref()))
+            .await
     }
 }

@@ -19,7 +19,9 @@ use std::time::Duration;
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::{StatusFilter, VerdictInput};
-use crate::wire::{DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem};
+use crate::wire::{
+    DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem,
+};
 
 pub use any::AnySource;
 pub use http::HttpSource;
@@ -51,12 +53,30 @@ pub trait Source: Send + Sync {
         cursor: Option<&str>,
         limit: usize,
     ) -> impl Future<Output = Result<QuestionList, OqError>> + Send;
-    fn question(&self, project: Option<&str>, question_id: &str) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    fn question(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
     /// declare_open_question. `agent` is the declaring role where the source lets the
     /// caller choose (locally); a server takes it from the token.
-    fn declare(&self, project: &str, agent: Option<Role>, input: &DeclareInput) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
-    fn answer(&self, project: Option<&str>, question_id: &str, input: &AnswerInput) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
-    fn readiness(&self, project: &str, record: Option<ReadinessGate>) -> impl Future<Output = Result<Readiness, OqError>> + Send;
+    fn declare(
+        &self,
+        project: &str,
+        agent: Option<Role>,
+        input: &DeclareInput,
+    ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    fn answer(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+    ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    fn readiness(
+        &self,
+        project: &str,
+        record: Option<ReadinessGate>,
+    ) -> impl Future<Output = Result<Readiness, OqError>> + Send;
     fn verdict(
         &self,
         project: &str,
@@ -65,12 +85,27 @@ pub trait Source: Send + Sync {
         input: &VerdictInput,
     ) -> impl Future<Output = Result<VerdictReply, OqError>> + Send;
     /// "Waiting for you": tasks parked on a question the caller must answer.
-    fn waiting(&self, project: Option<&str>) -> impl Future<Output = Result<Vec<WaitingItem>, OqError>> + Send;
-    fn dev_context(&self, project: &str, task_id: &str) -> impl Future<Output = Result<DevContext, OqError>> + Send;
-    fn start_session(&self, project: &str, kind: SessionKind, session_id: Option<&str>) -> impl Future<Output = Result<SessionItem, OqError>> + Send;
+    fn waiting(
+        &self,
+        project: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<WaitingItem>, OqError>> + Send;
+    fn dev_context(
+        &self,
+        project: &str,
+        task_id: &str,
+    ) -> impl Future<Output = Result<DevContext, OqError>> + Send;
+    fn start_session(
+        &self,
+        project: &str,
+        kind: SessionKind,
+        session_id: Option<&str>,
+    ) -> impl Future<Output = Result<SessionItem, OqError>> + Send;
     /// The session a question goes to when the caller names none (locally: the person's
     /// own conversation session); `None` where the source has no such notion.
-    fn default_session(&self, project: &str) -> impl Future<Output = Result<Option<String>, OqError>> + Send;
+    fn default_session(
+        &self,
+        project: &str,
+    ) -> impl Future<Output = Result<Option<String>, OqError>> + Send;
     /// A number that grows with every change the caller can see; watchers poll or stream it.
     fn revision(&self, project: Option<&str>) -> impl Future<Output = Result<i64, OqError>> + Send;
 
@@ -91,7 +126,10 @@ pub trait Source: Send + Sync {
             if let Some(t) = timeout
                 && started.elapsed() >= t
             {
-                return Err(OqError::Timeout { question_id: question_id.into(), seconds: t.as_secs() });
+                return Err(OqError::Timeout {
+                    question_id: question_id.into(),
+                    seconds: t.as_secs(),
+                });
             }
             tokio::time::sleep(poll).await;
         }

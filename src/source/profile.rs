@@ -49,15 +49,26 @@ pub fn config_dir() -> Option<PathBuf> {
 pub fn load(dir: &Path, name: &str) -> Result<Profile, OqError> {
     let path = dir.join(CONFIG_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        OqError::invalid("unknown_profile", format!("profile {name:?}: cannot read {}: {e}", path.display()))
+        OqError::invalid(
+            "unknown_profile",
+            format!("profile {name:?}: cannot read {}: {e}", path.display()),
+        )
     })?;
-    let file: ConfigFile = toml::from_str(&text)
-        .map_err(|e| OqError::invalid("invalid_config", format!("{}: {}", path.display(), e.to_string().trim())))?;
+    let file: ConfigFile = toml::from_str(&text).map_err(|e| {
+        OqError::invalid(
+            "invalid_config",
+            format!("{}: {}", path.display(), e.to_string().trim()),
+        )
+    })?;
     let mut profile = file.profiles.get(name).cloned().ok_or_else(|| {
         let known: Vec<&str> = file.profiles.keys().map(String::as_str).collect();
         OqError::invalid(
             "unknown_profile",
-            format!("no profile {name:?} in {} (known: {})", path.display(), known.join(", ")),
+            format!(
+                "no profile {name:?} in {} (known: {})",
+                path.display(),
+                known.join(", ")
+            ),
         )
     })?;
     if let Some(var) = &profile.token_env {

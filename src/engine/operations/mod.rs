@@ -180,6 +180,14 @@ impl<S: Store> Engine<S> {
         self.store.read(|v| v.revision())
     }
 
+    /// The newest event of one project; `None` scope means the whole store.
+    pub fn project_revision(&self, project_id: Option<&str>) -> Result<i64, OqError> {
+        self.store.read(|v| match project_id {
+            Some(p) => v.project_revision(p),
+            None => v.revision(),
+        })
+    }
+
     pub fn events_after(
         &self,
         project_id: Option<&str>,

@@ -12,7 +12,7 @@
 pub const APPLICATION_ID: i32 = 0x6F71_0214;
 
 /// `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG, V2_DERIVED_INDEXES];
+pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG, V2_DERIVED_INDEXES, V3_PROJECT_REVISION];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -131,4 +131,10 @@ UNION SELECT 'story', j.value, d.question_id FROM events d, json_each(d.payload,
  WHERE d.type = 'artifact.open_question'
 UNION SELECT 'task', j.value, d.question_id FROM events d, json_each(d.payload, '$.afeta.tarefas') j
  WHERE d.type = 'artifact.open_question';
+"#;
+
+/// Version 3: a project's newest event without scanning its history, for clients that
+/// poll whether anything changed (`GET …/revision`, the TUI's live view).
+pub const V3_PROJECT_REVISION: &str = r#"
+CREATE INDEX events_by_project_seq ON events(project_id, seq);
 "#;

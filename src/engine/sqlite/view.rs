@@ -147,6 +147,13 @@ impl StoreView for SqliteView<'_> {
             .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?)
     }
 
+    fn project_revision(&self, project_id: &str) -> Result<i64, OqError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT coalesce(max(seq), 0) FROM events WHERE project_id = ?1")?
+            .query_row([project_id], |r| r.get(0))?)
+    }
+
     fn projects(&self) -> Result<Vec<String>, OqError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT DISTINCT project_id FROM events WHERE type = 'session.started' ORDER BY project_id",

@@ -64,6 +64,11 @@ pub fn table() -> Vec<Route> {
             get(readiness::show),
         ),
         route(
+            "GET",
+            "/projects/{projectId}/revision",
+            get(readiness::revision),
+        ),
+        route(
             "POST",
             "/projects/{projectId}/readiness/{gate}",
             post(readiness::record),

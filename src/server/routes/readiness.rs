@@ -1,5 +1,5 @@
 //! Readiness (ADR 0214 §5): how many questions are open; recording "I'm ready" or
-//! "Confirm architecture ready" warns and never blocks.
+//! "Confirm architecture ready" warns and never blocks. Also the project's revision.
 
 use axum::Json;
 use axum::extract::State;
@@ -29,4 +29,15 @@ pub async fn record(
         st.write(move |e| e.record_readiness(&actor, &project, gate))
             .await?,
     ))
+}
+
+/// `{revision}`: the newest change of this project, for clients that poll rather than
+/// hold an event stream open. Members and agents alike.
+pub async fn revision(
+    State(st): State<AppState>,
+    who: InProject,
+) -> ApiResult<Json<serde_json::Value>> {
+    let project = who.project;
+    let revision = st.read(move |e| e.project_revision(Some(&project))).await?;
+    Ok(Json(serde_json::json!({ "revision": revision })))
 }

@@ -13,7 +13,7 @@ use super::super::error::ApiResult;
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::domain::{OqError, WorkState};
 use crate::engine::{DevContext, VerdictInput};
-use crate::wire::{TaskItem, VerdictReply, WaitingItem};
+use crate::wire::{TaskItem, VerdictReply, WaitingItem, WaitingList};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -132,5 +132,5 @@ pub async fn waiting(
         .read(move |e| e.waiting_for(Some(&project), &person))
         .await?;
     let items: Vec<WaitingItem> = parked.iter().map(WaitingItem::from).collect();
-    Ok(Json(json!({ "items": items, "total": items.len() })))
+    Ok(Json(json!(WaitingList::from(items))))
 }
