@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior, params};
 
 use crate::domain::{OqError, StoredEvent};
 use crate::engine::ids;
@@ -140,6 +140,9 @@ pub fn now_ms() -> i64 {
 }
 
 /// Reads the header of an existing file without writing to it.
+/// Reads the 100-byte header of an existing file without opening it through SQLite:
+/// opening a WAL database, even read-only, creates its `-wal` and `-shm` files, and a
+/// refused store must be left exactly as it was. `migrate` checks again under the lock.
 fn preflight(path: &Path) -> Result<(), OqError> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
@@ -153,28 +156,36 @@ fn preflight(path: &Path) -> Result<(), OqError> {
     if meta.len() == 0 {
         return Ok(());
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn =
-        Connection::open_with_flags(path, flags).map_err(|e| classify_open_error(path, e))?;
-    let header = conn
-        .query_row("SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version)", [], |r| {
-            Ok((r.get::<_, i32>(0)?, r.get::<_, i64>(1)?))
-        })
-        .map_err(|e| classify_open_error(path, e))?;
-    check_header(path, header.0, header.1, &conn)
+    let mut header = [0u8; 100];
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        use std::io::Read;
+        f.read_exact(&mut header)
+    });
+    if read.is_err() || &header[..16] != b"SQLite format 3\0" {
+        return Err(OqError::store(
+            "not_an_oq_store",
+            format!(
+                "{} is not an oq store (not a SQLite database); refusing to touch it",
+                path.display()
+            ),
+        ));
+    }
+    let be32 = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    // Offsets from SQLite's file format: 40 schema cookie, 60 user_version, 68 application_id.
+    let has_schema = be32(40) != 0;
+    check_header(path, be32(68) as i32, i64::from(be32(60)), has_schema)
 }
 
 fn check_header(
     path: &Path,
     application_id: i32,
     version: i64,
-    conn: &Connection,
+    has_schema: bool,
 ) -> Result<(), OqError> {
     if application_id == 0 && version == 0 {
-        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
-        return if tables == 0 {
-            Ok(())
-        } else {
+        return if has_schema {
             Err(OqError::store(
                 "not_an_oq_store",
                 format!(
@@ -182,6 +193,8 @@ fn check_header(
                     path.display()
                 ),
             ))
+        } else {
+            Ok(())
         };
     }
     if application_id != APPLICATION_ID {
@@ -227,7 +240,8 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), OqError> {
     let version: i64 = tx.query_row("SELECT user_version FROM pragma_user_version", [], |r| {
         r.get(0)
     })?;
-    check_header(path, app, version, &tx)?;
+    let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+    check_header(path, app, version, tables > 0)?;
     if version < LATEST_VERSION {
         for step in &MIGRATIONS[version as usize..] {
             tx.execute_batch(step)?;
