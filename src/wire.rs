@@ -24,7 +24,7 @@ pub struct QuestionItem {
     pub afeta: Afeta,
     pub autor: String,
     pub source: String,
-    /// `open` or `answered`, derived from the log.
+    /// `open`, `answered` or `closed`, derived from the log.
     pub status: String,
     pub created_at: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,36 +33,22 @@ pub struct QuestionItem {
     /// questions, each with options, `multiple`, and free text); empty for ADR questions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompts: Vec<PromptItem>,
+    /// Where an imported question lives upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Upstream>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed: Option<ClosedItem>,
+    /// Upstream's session was aborted while this was pending; dismiss it to clear it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub orphaned: bool,
     /// Whether the caller may answer now; `reason` says why not.
     pub can_answer: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
-/// One part of a question with options: pick one (or several when `multiple`), or type
-/// free text when `custom`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PromptItem {
-    pub header: String,
-    pub question: String,
-    pub options: Vec<OptionItem>,
-    #[serde(default)]
-    pub multiple: bool,
-    #[serde(default = "yes")]
-    pub custom: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OptionItem {
-    pub label: String,
-    #[serde(default)]
-    pub description: String,
-}
+/// One part of a question with options, and one of its options: the domain's own shapes.
+pub use crate::domain::choices::{Prompt as PromptItem, PromptOption as OptionItem, Upstream};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -72,6 +58,19 @@ pub struct AnswerItem {
     pub decision_event_id: String,
     pub respondida_por: String,
     pub answered_at: i64,
+    /// For a question with options: the choices, one array per part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<Vec<String>>,
+}
+
+/// How a question left the queue without an answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosedItem {
+    /// `rejected` (dismissed by its author) or `external` (settled upstream).
+    pub reason: String,
+    pub by: String,
+    pub closed_at: i64,
 }
 
 impl QuestionItem {
@@ -87,7 +86,7 @@ impl QuestionItem {
             afeta: q.afeta.clone(),
             autor: q.autor.clone(),
             source: q.source.clone(),
-            status: if q.is_open() { "open" } else { "answered" }.into(),
+            status: q.status().into(),
             created_at: q.created_at,
             answer: q.answer.as_ref().map(|a| AnswerItem {
                 resposta: a.resposta.clone(),
@@ -95,8 +94,16 @@ impl QuestionItem {
                 decision_event_id: a.decision_event_id.clone(),
                 respondida_por: a.respondida_por.clone(),
                 answered_at: a.answered_at,
+                answers: a.choices.clone(),
             }),
-            prompts: Vec::new(),
+            prompts: q.prompts.clone(),
+            upstream: q.upstream.clone(),
+            closed: q.closure.as_ref().map(|c| ClosedItem {
+                reason: c.reason.as_str().into(),
+                by: c.by.clone(),
+                closed_at: c.at,
+            }),
+            orphaned: q.orphaned,
             can_answer,
             reason,
         }

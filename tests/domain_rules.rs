@@ -99,7 +99,12 @@ fn question(sugestao: Option<&str>, answered: bool) -> Question {
             decision_event_id: "d-1".into(),
             respondida_por: "alice".into(),
             answered_at: 1,
+            choices: Vec::new(),
         }),
+        prompts: Vec::new(),
+        upstream: None,
+        closure: None,
+        orphaned: false,
     }
 }
 
@@ -107,6 +112,7 @@ fn body(resposta: Option<&str>, aceitar: Option<bool>) -> AnswerInput {
     AnswerInput {
         resposta: resposta.map(Into::into),
         aceitar_sugestao: aceitar,
+        answers: None,
     }
 }
 
@@ -572,6 +578,8 @@ fn events_use_the_adr_field_names() {
         autor: "qa-agent".into(),
         session_id: "s-1".into(),
         source: "oq".into(),
+        prompts: Vec::new(),
+        upstream: None,
     };
     let v = serde_json::to_value(&declared).unwrap();
     assert_eq!(
@@ -603,6 +611,7 @@ fn events_use_the_adr_field_names() {
         aceitou_sugestao: true,
         decision_event_id: "d-1".into(),
         respondida_por: "alice".into(),
+        answers: Vec::new(),
     };
     let v = serde_json::to_value(&answered).unwrap();
     assert_eq!(

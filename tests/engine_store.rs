@@ -141,6 +141,7 @@ fn declare_list_answer_list_and_the_decision_record() {
         aceitou_sugestao: false,
         decision_event_id: a.decision_event_id.clone(),
         respondida_por: "alice".into(),
+        answers: Vec::new(),
     };
     assert!(events.contains(&answered));
     // Accepting the suggestion records it as the answer.
@@ -552,6 +553,8 @@ fn v1_question(id: &str, pergunta: &str) -> Event {
         autor: "po".into(),
         session_id: "s-v1".into(),
         source: "oq".into(),
+        prompts: Vec::new(),
+        upstream: None,
     }
 }
 
@@ -577,6 +580,7 @@ fn a_version_1_store_is_migrated_and_lists_correctly() {
             aceitou_sugestao: false,
             decision_event_id: "d-b".into(),
             respondida_por: "carol".into(),
+            answers: Vec::new(),
         };
         let (qa, qb, qc) = (
             v1_question("q-a", "1?"),

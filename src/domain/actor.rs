@@ -65,8 +65,18 @@ impl FromStr for Role {
 /// user or `--as` locally, a bearer token on the server); the domain trusts it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Actor {
-    Person { id: String },
-    Agent { id: String, role: Role },
+    Person {
+        id: String,
+    },
+    Agent {
+        id: String,
+        role: Role,
+    },
+    /// oq itself acting for an upstream (a bridge importing or settling questions); it
+    /// never answers.
+    Service {
+        id: String,
+    },
 }
 
 impl Actor {
@@ -82,13 +92,13 @@ impl Actor {
     }
     pub fn id(&self) -> &str {
         match self {
-            Actor::Person { id } | Actor::Agent { id, .. } => id,
+            Actor::Person { id } | Actor::Agent { id, .. } | Actor::Service { id } => id,
         }
     }
     pub fn role(&self) -> Option<Role> {
         match self {
             Actor::Agent { role, .. } => Some(*role),
-            Actor::Person { .. } => None,
+            Actor::Person { .. } | Actor::Service { .. } => None,
         }
     }
     /// Requires one of `roles`; people and other agents are refused with a reason.
@@ -113,6 +123,7 @@ impl Actor {
             Actor::Person { id } => format!("person {id}"),
             Actor::Agent { id, role } if id == role.as_str() => format!("agent {role}"),
             Actor::Agent { id, role } => format!("agent {id} ({role})"),
+            Actor::Service { id } => format!("service {id}"),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::choices::{ClosedReason, Prompt, Upstream};
 use super::gate::Verdict;
 use super::question::Afeta;
 use super::readiness::ReadinessGate;
@@ -66,6 +67,11 @@ pub enum Event {
         /// `oq` or `opencode` (a bridged upstream); not in the ADR, so English.
         #[serde(default = "default_source")]
         source: String,
+        /// The parts of a question with options (an imported OpenCode request).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        prompts: Vec<Prompt>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        upstream: Option<Upstream>,
     },
     #[serde(rename = "open_question.answered")]
     QuestionAnswered {
@@ -78,7 +84,21 @@ pub enum Event {
         decision_event_id: String,
         #[serde(rename = "respondidaPor")]
         respondida_por: String,
+        /// For a question with options: the choices, one array per part.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        answers: Vec<Vec<String>>,
     },
+    /// The question left the queue without an answer: dismissed by its author, or
+    /// settled upstream. Like an answer, it happens at most once.
+    #[serde(rename = "open_question.closed", rename_all = "camelCase")]
+    QuestionClosed {
+        question_id: String,
+        reason: ClosedReason,
+        by: String,
+    },
+    /// Upstream's session was aborted with the question pending (it stays listed there).
+    #[serde(rename = "open_question.orphaned", rename_all = "camelCase")]
+    QuestionOrphaned { question_id: String },
     /// RN-505's generic decision artifact, recorded with every answer.
     #[serde(rename = "decision_record", rename_all = "camelCase")]
     DecisionRecord {
@@ -147,6 +167,8 @@ impl Event {
             Event::TaskStateChanged { .. } => "task.state_changed",
             Event::OpenQuestion { .. } => "artifact.open_question",
             Event::QuestionAnswered { .. } => "open_question.answered",
+            Event::QuestionClosed { .. } => "open_question.closed",
+            Event::QuestionOrphaned { .. } => "open_question.orphaned",
             Event::DecisionRecord { .. } => "decision_record",
             Event::QaVerdict { .. } => "qa.verdict",
             Event::GateCorrectionCounted { .. } => "gate.correction_counted",
@@ -172,6 +194,8 @@ impl Event {
         match self {
             Event::OpenQuestion { question_id, .. }
             | Event::QuestionAnswered { question_id, .. }
+            | Event::QuestionClosed { question_id, .. }
+            | Event::QuestionOrphaned { question_id }
             | Event::DecisionRecord { question_id, .. }
             | Event::GateRescueParked { question_id, .. }
             | Event::GateResumed { question_id, .. } => Some(question_id),

@@ -4,6 +4,7 @@
 //! answer with values or an [`OqError`]. Nothing here knows SQLite, HTTP or the terminal.
 
 pub mod actor;
+pub mod choices;
 pub mod dev_context;
 pub mod error;
 pub mod events;

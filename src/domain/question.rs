@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::actor::{Actor, Role};
+use super::choices::{Closure, Prompt, Upstream, validate_choices};
 use super::error::OqError;
 use super::text::{check_id, check_text};
 
@@ -91,6 +92,15 @@ pub struct Question {
     /// Log position of the declaration: orders the queue and serves as the page cursor.
     pub seq: i64,
     pub answer: Option<Answer>,
+    /// The parts of a question with options (OpenCode's); empty for ADR questions.
+    pub prompts: Vec<Prompt>,
+    /// Where an imported question lives upstream.
+    pub upstream: Option<Upstream>,
+    /// Dismissed, or settled upstream, without an answer here.
+    pub closure: Option<Closure>,
+    /// Upstream's session was aborted while the question was pending: it stays listed
+    /// there until someone dismisses it.
+    pub orphaned: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,11 +110,22 @@ pub struct Answer {
     pub decision_event_id: String,
     pub respondida_por: String,
     pub answered_at: i64,
+    /// For a question with options: the chosen labels or typed text, one array per part.
+    pub choices: Vec<Vec<String>>,
 }
 
 impl Question {
     pub fn is_open(&self) -> bool {
-        self.answer.is_none()
+        self.answer.is_none() && self.closure.is_none()
+    }
+
+    /// `open`, `answered` or `closed`.
+    pub fn status(&self) -> &'static str {
+        match (&self.answer, &self.closure) {
+            (Some(_), _) => "answered",
+            (None, Some(_)) => "closed",
+            (None, None) => "open",
+        }
     }
 
     /// Whether `actor` may answer now, and if not, why in words (ADR 0064: inert control
@@ -116,8 +137,14 @@ impl Question {
                 Some(format!("already answered by {}", a.respondida_por)),
             );
         }
+        if let Some(c) = &self.closure {
+            return (
+                false,
+                Some(format!("closed ({}) by {}", c.reason.as_str(), c.by)),
+            );
+        }
         match actor {
-            Actor::Agent { .. } => (
+            Actor::Agent { .. } | Actor::Service { .. } => (
                 false,
                 Some("agents do not answer; the session's author does".into()),
             ),
@@ -181,19 +208,22 @@ pub struct AnswerInput {
     pub resposta: Option<String>,
     #[serde(default, rename = "aceitarSugestao")]
     pub aceitar_sugestao: Option<bool>,
+    /// For a question with options: one array of chosen labels or typed text per part.
+    #[serde(default)]
+    pub answers: Option<Vec<Vec<String>>>,
 }
 
 impl AnswerInput {
     pub fn text(t: impl Into<String>) -> Self {
         AnswerInput {
             resposta: Some(t.into()),
-            aceitar_sugestao: None,
+            ..AnswerInput::default()
         }
     }
     pub fn accept() -> Self {
         AnswerInput {
-            resposta: None,
             aceitar_sugestao: Some(true),
+            ..AnswerInput::default()
         }
     }
 }
@@ -203,6 +233,8 @@ impl AnswerInput {
 pub struct DecidedAnswer {
     pub resposta: String,
     pub aceitou_sugestao: bool,
+    /// For a question with options: the checked choices.
+    pub choices: Vec<Vec<String>>,
 }
 
 /// Decides an answer. Order of refusals: the body's shape (422), then who answers (403),
@@ -212,39 +244,13 @@ pub fn decide_answer(
     actor: &Actor,
     input: &AnswerInput,
 ) -> Result<DecidedAnswer, OqError> {
-    let decided = match (&input.resposta, input.aceitar_sugestao) {
-        (Some(_), Some(_)) => {
-            return Err(OqError::invalid(
-                "invalid_body",
-                "send either resposta or aceitarSugestao, not both",
-            ));
-        }
-        (None, None) | (None, Some(false)) => {
-            return Err(OqError::invalid(
-                "invalid_body",
-                "send resposta (the answer) or aceitarSugestao: true",
-            ));
-        }
-        (Some(text), None) => DecidedAnswer {
-            resposta: check_text("resposta", text, RESPOSTA_MAX_CHARS)?,
-            aceitou_sugestao: false,
-        },
-        (None, Some(true)) => match &question.sugestao {
-            Some(s) => DecidedAnswer {
-                resposta: s.clone(),
-                aceitou_sugestao: true,
-            },
-            None => {
-                return Err(OqError::invalid(
-                    "sugestao_inexistente",
-                    format!(
-                        "question {} has no suggestion to accept",
-                        question.question_id
-                    ),
-                ));
-            }
-        },
-    };
+    let decided = decide_shape(question, input)?;
+    check_author_and_open(question, actor)?;
+    Ok(decided)
+}
+
+/// Only the session's author acts on a question, and only while it is open.
+pub fn check_author_and_open(question: &Question, actor: &Actor) -> Result<(), OqError> {
     match actor {
         Actor::Person { id } if *id == question.session_author => {}
         _ => {
@@ -258,5 +264,104 @@ pub fn decide_answer(
             question_id: question.question_id.clone(),
         });
     }
-    Ok(decided)
+    if let Some(c) = &question.closure {
+        return Err(OqError::conflict(
+            "question_closed",
+            format!(
+                "question {} was closed ({}) by {}",
+                question.question_id,
+                c.reason.as_str(),
+                c.by
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Exactly one of `resposta`, `aceitarSugestao: true` or `answers` (the latter for a
+/// question with options; a lone free-text part also takes `resposta`).
+fn decide_shape(question: &Question, input: &AnswerInput) -> Result<DecidedAnswer, OqError> {
+    let given = [
+        input.resposta.is_some(),
+        input.aceitar_sugestao.is_some(),
+        input.answers.is_some(),
+    ];
+    match given.iter().filter(|g| **g).count() {
+        0 => {
+            return Err(OqError::invalid(
+                "invalid_body",
+                "send resposta (the answer) or aceitarSugestao: true",
+            ));
+        }
+        1 => {}
+        _ => {
+            return Err(OqError::invalid(
+                "invalid_body",
+                "send one of resposta, aceitarSugestao or answers, not several",
+            ));
+        }
+    }
+    if let Some(answers) = &input.answers {
+        if question.prompts.is_empty() {
+            return Err(OqError::invalid(
+                "invalid_body",
+                format!(
+                    "question {} has no options; send resposta",
+                    question.question_id
+                ),
+            ));
+        }
+        let choices = validate_choices(&question.prompts, answers)?;
+        return Ok(DecidedAnswer {
+            resposta: super::choices::render_choices(&question.prompts, &choices),
+            aceitou_sugestao: false,
+            choices,
+        });
+    }
+    if let Some(text) = &input.resposta {
+        let resposta = check_text("resposta", text, RESPOSTA_MAX_CHARS)?;
+        return match question.prompts.as_slice() {
+            [] => Ok(DecidedAnswer {
+                resposta,
+                aceitou_sugestao: false,
+                choices: Vec::new(),
+            }),
+            [only] if only.custom => {
+                let choices = vec![vec![resposta]];
+                Ok(DecidedAnswer {
+                    resposta: super::choices::render_choices(&question.prompts, &choices),
+                    aceitou_sugestao: false,
+                    choices,
+                })
+            }
+            parts => Err(OqError::invalid(
+                "invalid_body",
+                format!(
+                    "question {} has {} part(s) with options; send answers",
+                    question.question_id,
+                    parts.len()
+                ),
+            )),
+        };
+    }
+    if input.aceitar_sugestao != Some(true) {
+        return Err(OqError::invalid(
+            "invalid_body",
+            "send resposta (the answer) or aceitarSugestao: true",
+        ));
+    }
+    match &question.sugestao {
+        Some(s) => Ok(DecidedAnswer {
+            resposta: s.clone(),
+            aceitou_sugestao: true,
+            choices: Vec::new(),
+        }),
+        None => Err(OqError::invalid(
+            "sugestao_inexistente",
+            format!(
+                "question {} has no suggestion to accept",
+                question.question_id
+            ),
+        )),
+    }
 }

@@ -84,6 +84,8 @@ impl<S: Store> Engine<S> {
                                 autor: Role::QaAgent.as_str().into(),
                                 session_id: task.session_id.clone(),
                                 source: "oq".into(),
+                                prompts: Vec::new(),
+                                upstream: None,
                             });
                             id
                         }

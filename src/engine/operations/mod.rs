@@ -1,10 +1,14 @@
 //! ADR 0214's operations, store-agnostic: read, decide with the domain, append.
 //!
 //! One `impl Engine` block per area: `questions.rs` (declare, answer, list, readiness),
-//! `work.rs` (stories and tasks), `gate.rs` (QA verdicts, waiting, dev-context).
+//! `work.rs` (stories and tasks), `gate.rs` (QA verdicts, waiting, dev-context),
+//! `imported.rs` (questions that also live upstream: dismiss, settle, orphan).
 
 mod gate;
+mod imported;
 mod questions;
+
+pub use questions::NewQuestion;
 mod work;
 
 use serde::{Deserialize, Serialize};

@@ -2,12 +2,11 @@
 
 use std::time::{Duration, Instant};
 
+use crate::domain::choices::{Prompt, Upstream};
 use crate::domain::question::{check_declarer, decide_answer};
 use crate::domain::readiness::{ReadinessGate, readiness_notice};
 use crate::domain::text::check_id;
-use crate::domain::{
-    Actor, Answer, AnswerInput, DeclareInput, Event, OqError, Question, StoredEvent,
-};
+use crate::domain::{Actor, AnswerInput, DeclareInput, Event, OqError, Question};
 use crate::engine::ids;
 use crate::engine::store::{QuestionQuery, StatusFilter, Store};
 
@@ -27,25 +26,32 @@ impl<S: Store> Engine<S> {
     ) -> Result<Question, OqError> {
         let role = check_declarer(actor)?;
         let input = input.validated()?;
-        self.record_question(actor, project_id, &input, role.as_str(), "oq", None)
+        self.record_question(
+            actor,
+            project_id,
+            NewQuestion {
+                input: &input,
+                autor: role.as_str(),
+                ..NewQuestion::declared(&input)
+            },
+        )
     }
 
-    /// Records a question whose rules were checked by the caller (a declare, a verdict, or
-    /// a bridge importing an upstream question under the upstream's own id).
+    /// Records a question whose rules were checked by the caller (a declare, or a bridge
+    /// importing an upstream request under the upstream's own id).
     pub fn record_question(
         &self,
         actor: &Actor,
         project_id: &str,
-        input: &DeclareInput,
-        autor: &str,
-        source: &str,
-        question_id: Option<&str>,
+        q: NewQuestion<'_>,
     ) -> Result<Question, OqError> {
-        let question_id = question_id
+        let question_id = q
+            .question_id
             .map(str::to_string)
             .unwrap_or_else(ids::question_id);
-        let (stored, session) = self.store.transact(|view| {
-            let session = session_in(view, project_id, &input.session_id)?;
+        let input = q.input;
+        self.store.transact(|view| {
+            session_in(view, project_id, &input.session_id)?;
             if view.question(&question_id)?.is_some() {
                 return Err(OqError::conflict(
                     "question_exists",
@@ -57,27 +63,15 @@ impl<S: Store> Engine<S> {
                 pergunta: input.pergunta.clone(),
                 sugestao: input.sugestao.clone(),
                 afeta: input.afeta.clone(),
-                autor: autor.to_string(),
+                autor: q.autor.to_string(),
                 session_id: input.session_id.clone(),
-                source: source.to_string(),
+                source: q.source.to_string(),
+                prompts: q.prompts,
+                upstream: q.upstream,
             };
-            Ok((vec![new_event(project_id, actor, event)], session))
+            Ok((vec![new_event(project_id, actor, event)], ()))
         })?;
-        let at = stored.first().map(|e| (e.seq, e.at)).unwrap_or_default();
-        Ok(Question {
-            question_id,
-            project_id: project_id.into(),
-            session_id: input.session_id.clone(),
-            session_author: session.author,
-            pergunta: input.pergunta.clone(),
-            sugestao: input.sugestao.clone(),
-            afeta: input.afeta.clone(),
-            autor: autor.into(),
-            source: source.into(),
-            created_at: at.1,
-            seq: at.0,
-            answer: None,
-        })
+        self.question(Some(project_id), &question_id)
     }
 
     /// Answers a question: the answer, its decision record, and the resumption of every
@@ -90,71 +84,54 @@ impl<S: Store> Engine<S> {
         question_id: &str,
         input: &AnswerInput,
     ) -> Result<Question, OqError> {
-        let (stored, mut question) = self.store.transact(|view| {
-            let question = question_in(view, project_id, question_id)?;
-            let decided = decide_answer(&question, actor, input)?;
-            let decision_event_id = ids::decision_id();
-            let project = question.project_id.clone();
-            let mut events = vec![
-                new_event(
-                    &project,
-                    actor,
-                    Event::QuestionAnswered {
-                        question_id: question_id.into(),
-                        resposta: decided.resposta.clone(),
-                        aceitou_sugestao: decided.aceitou_sugestao,
-                        decision_event_id: decision_event_id.clone(),
-                        respondida_por: actor.id().into(),
-                    },
-                ),
-                new_event(
-                    &project,
-                    actor,
-                    Event::DecisionRecord {
-                        decision_event_id: decision_event_id.clone(),
-                        actor: actor.id().into(),
-                        context: question.pergunta.clone(),
-                        choice: decided.resposta.clone(),
-                        consequences: question.afeta.clone(),
-                        question_id: question_id.into(),
-                    },
-                ),
-            ];
-            for task_id in view.parked_on(question_id)? {
-                events.push(new_event(
-                    &project,
-                    actor,
-                    Event::GateResumed {
-                        task_id,
-                        question_id: question_id.into(),
-                        decision_event_id: decision_event_id.clone(),
-                    },
-                ));
-            }
-            Ok((events, question))
-        })?;
-        if let Some(StoredEvent {
-            at,
-            event:
-                Event::QuestionAnswered {
-                    resposta,
-                    aceitou_sugestao,
-                    decision_event_id,
-                    respondida_por,
-                    ..
-                },
-            ..
-        }) = stored.into_iter().next()
-        {
-            question.answer = Some(Answer {
-                resposta,
-                aceitou_sugestao,
-                decision_event_id,
-                respondida_por,
-                answered_at: at,
-            });
-        }
-        Ok(question)
+        let project = self
+            .store
+            .transact(|view| {
+                let question = question_in(view, project_id, question_id)?;
+                let decided = decide_answer(&question, actor, input)?;
+                let decision_event_id = ids::decision_id();
+                let project = question.project_id.clone();
+                let mut events = vec![
+                    new_event(
+                        &project,
+                        actor,
+                        Event::QuestionAnswered {
+                            question_id: question_id.into(),
+                            resposta: decided.resposta.clone(),
+                            aceitou_sugestao: decided.aceitou_sugestao,
+                            decision_event_id: decision_event_id.clone(),
+                            respondida_por: actor.id().into(),
+                            answers: decided.choices.clone(),
+                        },
+                    ),
+                    new_event(
+                        &project,
+                        actor,
+                        Event::DecisionRecord {
+                            decision_event_id: decision_event_id.clone(),
+                            actor: actor.id().into(),
+                            context: question.pergunta.clone(),
+                            choice: decided.resposta.clone(),
+                            consequences: question.afeta.clone(),
+                            question_id: question_id.into(),
+                        },
+                    ),
+                ];
+                for task_id in view.parked_on(question_id)? {
+                    events.push(new_event(
+                        &project,
+                        actor,
+                        Event::GateResumed {
+                            task_id,
+                            question_id: question_id.into(),
+                            decision_event_id: decision_event_id.clone(),
+                        },
+                    ));
+                }
+                Ok((events, project))
+            })?
+            .1;
+        self.question(Some(&project), question_id)
     }
 
     pub fn question(
@@ -260,5 +237,32 @@ impl<S: Store> Engine<S> {
             open_questions: open,
             notice: readiness_notice(open),
         })
+    }
+}
+
+/// A question to record: what was declared, by whom, from where; for an imported
+/// request, its parts with options and where it lives upstream.
+pub struct NewQuestion<'a> {
+    pub input: &'a DeclareInput,
+    pub autor: &'a str,
+    /// `oq` or `opencode`.
+    pub source: &'a str,
+    /// The id to record it under (an upstream's request id); generated when absent.
+    pub question_id: Option<&'a str>,
+    pub prompts: Vec<Prompt>,
+    pub upstream: Option<Upstream>,
+}
+
+impl<'a> NewQuestion<'a> {
+    /// A question declared through oq's own door.
+    pub fn declared(input: &'a DeclareInput) -> Self {
+        NewQuestion {
+            input,
+            autor: "",
+            source: "oq",
+            question_id: None,
+            prompts: Vec::new(),
+            upstream: None,
+        }
     }
 }

@@ -12,7 +12,12 @@
 pub const APPLICATION_ID: i32 = 0x6F71_0214;
 
 /// `MIGRATIONS[n]` takes a store from version `n` to `n + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG, V2_DERIVED_INDEXES, V3_PROJECT_REVISION];
+pub const MIGRATIONS: &[&str] = &[
+    V1_EVENT_LOG,
+    V2_DERIVED_INDEXES,
+    V3_PROJECT_REVISION,
+    V4_CLOSED_QUESTIONS,
+];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -137,4 +142,36 @@ UNION SELECT 'task', j.value, d.question_id FROM events d, json_each(d.payload, 
 /// poll whether anything changed (`GET …/revision`, the TUI's live view).
 pub const V3_PROJECT_REVISION: &str = r#"
 CREATE INDEX events_by_project_seq ON events(project_id, seq);
+"#;
+
+/// Version 4: a question may also leave the queue closed (dismissed, or settled
+/// upstream) — once, and never after an answer nor an answer after it.
+pub const V4_CLOSED_QUESTIONS: &str = r#"
+CREATE UNIQUE INDEX events_one_closure ON events(question_id) WHERE type = 'open_question.closed';
+
+CREATE TRIGGER events_one_settlement BEFORE INSERT ON events
+WHEN NEW.type IN ('open_question.answered', 'open_question.closed')
+ AND EXISTS (SELECT 1 FROM events WHERE question_id = NEW.question_id
+             AND type IN ('open_question.answered', 'open_question.closed'))
+BEGIN SELECT RAISE(ABORT, 'oq: this question was already answered or closed'); END;
+
+DROP TRIGGER open_questions_guard_insert;
+CREATE TRIGGER open_questions_guard_insert BEFORE INSERT ON open_questions
+WHEN NOT EXISTS (SELECT 1 FROM events WHERE type = 'artifact.open_question'
+                 AND question_id = NEW.question_id AND seq = NEW.declared_seq)
+  OR EXISTS (SELECT 1 FROM events WHERE question_id = NEW.question_id
+             AND type IN ('open_question.answered', 'open_question.closed'))
+BEGIN SELECT RAISE(ABORT, 'oq: open_questions is derived from the log; this row is not in it'); END;
+
+DROP TRIGGER open_questions_guard_delete;
+CREATE TRIGGER open_questions_guard_delete BEFORE DELETE ON open_questions
+WHEN NOT EXISTS (SELECT 1 FROM events WHERE question_id = OLD.question_id
+                 AND type IN ('open_question.answered', 'open_question.closed'))
+BEGIN SELECT RAISE(ABORT, 'oq: open_questions is derived from the log; the question is still open'); END;
+
+CREATE TRIGGER events_derive_closed AFTER INSERT ON events
+WHEN NEW.type = 'open_question.closed'
+BEGIN
+    DELETE FROM open_questions WHERE question_id = NEW.question_id;
+END;
 "#;

@@ -2,6 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use crate::domain::choices::Closure;
 use crate::domain::dev_context::Decisao;
 use crate::domain::gate::Gate;
 use crate::domain::work::{Session, Story, Task, WorkState};
@@ -24,10 +25,13 @@ const QUESTION_COLUMNS: &str = "
     d.seq, d.project_id, d.at, d.payload,
     (SELECT json_extract(s.payload, '$.author') FROM events s
       WHERE s.type = 'session.started' AND s.session_id = d.session_id),
-    a.payload, a.at";
+    a.payload, a.at, c.payload, c.at,
+    EXISTS (SELECT 1 FROM events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id)";
 
-const ANSWER_JOIN: &str =
-    "LEFT JOIN events a ON a.type = 'open_question.answered' AND a.question_id = d.question_id";
+/// The answer (`a`) and the closure (`c`) of the declaration `d`, when there are.
+const ANSWER_JOIN: &str = "
+    LEFT JOIN events a ON a.type = 'open_question.answered' AND a.question_id = d.question_id
+    LEFT JOIN events c ON c.type = 'open_question.closed' AND c.question_id = d.question_id";
 
 fn parse_event(payload: &str) -> Result<Event, OqError> {
     serde_json::from_str(payload)
@@ -40,8 +44,9 @@ fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Question, OqError
     let created_at: i64 = row.get(2)?;
     let payload: String = row.get(3)?;
     let session_author: Option<String> = row.get(4)?;
-    let answer_payload: Option<String> = row.get(5)?;
-    let answered_at: Option<i64> = row.get(6)?;
+    let answer: Option<(String, i64)> = row.get::<_, Option<String>>(5)?.zip(row.get(6)?);
+    let closure: Option<(String, i64)> = row.get::<_, Option<String>>(7)?.zip(row.get(8)?);
+    let orphaned: bool = row.get(9)?;
     Ok((|| {
         let Event::OpenQuestion {
             question_id,
@@ -51,29 +56,44 @@ fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Question, OqError
             autor,
             session_id,
             source,
+            prompts,
+            upstream,
         } = parse_event(&payload)?
         else {
             return Err(OqError::Internal(format!("event {seq} is not a question")));
         };
-        let answer = match answer_payload {
+        let answer = match answer {
             None => None,
-            Some(p) => match parse_event(&p)? {
+            Some((p, answered_at)) => match parse_event(&p)? {
                 Event::QuestionAnswered {
                     resposta,
                     aceitou_sugestao,
                     decision_event_id,
                     respondida_por,
+                    answers,
                     ..
                 } => Some(Answer {
                     resposta,
                     aceitou_sugestao,
                     decision_event_id,
                     respondida_por,
-                    answered_at: answered_at.unwrap_or(0),
+                    answered_at,
+                    choices: answers,
                 }),
                 _ => {
                     return Err(OqError::Internal(format!(
                         "answer of {question_id} is not an answer"
+                    )));
+                }
+            },
+        };
+        let closure = match closure {
+            None => None,
+            Some((p, at)) => match parse_event(&p)? {
+                Event::QuestionClosed { reason, by, .. } => Some(Closure { reason, by, at }),
+                _ => {
+                    return Err(OqError::Internal(format!(
+                        "closure of {question_id} is not a closure"
                     )));
                 }
             },
@@ -91,6 +111,10 @@ fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Question, OqError
             created_at,
             seq,
             answer,
+            prompts,
+            upstream,
+            closure,
+            orphaned,
         })
     })())
 }
