@@ -73,6 +73,18 @@ async fn every_route_for_every_caller() {
     let w = seed(&s).await;
     let p = "/projects/loja";
     let declare = json!({"pergunta": "Matrix question?", "sessionId": w.conversation});
+    // A second question of ana's session, for the dismissal (the first is answered).
+    let to_dismiss = s
+        .post(
+            PO,
+            &format!("{p}/open-questions"),
+            json!({"pergunta": "Dismiss me?", "sessionId": w.conversation}),
+        )
+        .await;
+    let to_dismiss = to_dismiss.body["questionId"]
+        .as_str()
+        .expect("declared")
+        .to_string();
     let cases = vec![
         Case {
             method: Method::GET,
@@ -99,6 +111,13 @@ async fn every_route_for_every_caller() {
             method: Method::POST,
             path: format!("{p}/open-questions/{}/answer", w.question),
             body: Some(json!({"resposta": "Matrix answer"})),
+            allowed: Allowed::Author,
+            success: 200,
+        },
+        Case {
+            method: Method::POST,
+            path: format!("{p}/open-questions/{to_dismiss}/dismiss"),
+            body: None,
             allowed: Allowed::Author,
             success: 200,
         },

@@ -165,6 +165,26 @@ pub fn document() -> Value {
         schema("AnswerInput"),
     );
 
+    let dismiss = op(
+        "Dismiss a question without answering it (only the session's author); for a question that lives upstream, it is rejected there",
+        "the author of the question's session",
+        &["questionId"],
+        with(
+            project_errors(&[
+                (
+                    "403",
+                    "the caller is not the session's author (`so_o_autor_da_sessao`)",
+                ),
+                (
+                    "409",
+                    "already answered (`pergunta_ja_respondida`) or closed (`question_closed`)",
+                ),
+            ]),
+            "200",
+            ok("the closed question", schema("Question")),
+        ),
+    );
+
     let question = op(
         "One question, with canAnswer and reason for the caller",
         "a member or an agent of the project",
@@ -423,6 +443,7 @@ pub fn document() -> Value {
             "/projects/{projectId}/open-questions": { "get": list, "post": declare },
             "/projects/{projectId}/open-questions/{questionId}": { "get": question },
             "/projects/{projectId}/open-questions/{questionId}/answer": { "post": answer },
+            "/projects/{projectId}/open-questions/{questionId}/dismiss": { "post": dismiss },
             "/projects/{projectId}/sessions": { "post": session },
             "/projects/{projectId}/readiness": { "get": readiness },
             "/projects/{projectId}/readiness/{gate}": { "post": record_readiness },
@@ -448,17 +469,31 @@ pub fn document() -> Value {
                 "DeclareInput": { "type": "object", "additionalProperties": false, "required": ["pergunta", "sessionId"], "properties": {
                     "pergunta": { "type": "string", "maxLength": 500 }, "sugestao": { "type": "string", "maxLength": 300 },
                     "afeta": schema("Afeta"), "sessionId": { "type": "string" } } },
-                "AnswerInput": { "type": "object", "additionalProperties": false, "description": "exactly one of resposta or aceitarSugestao: true",
-                    "properties": { "resposta": { "type": "string", "maxLength": 2000 }, "aceitarSugestao": { "type": "boolean" } } },
+                "AnswerInput": { "type": "object", "additionalProperties": false,
+                    "description": "exactly one of resposta, aceitarSugestao: true, or (for a question with options) answers: one array of chosen labels or typed text per part",
+                    "properties": { "resposta": { "type": "string", "maxLength": 2000 }, "aceitarSugestao": { "type": "boolean" },
+                                    "answers": { "type": "array", "items": { "type": "array", "items": { "type": "string" } } } } },
                 "Answer": { "type": "object", "properties": {
                     "resposta": { "type": "string" }, "aceitouSugestao": { "type": "boolean" }, "decisionEventId": { "type": "string" },
-                    "respondidaPor": { "type": "string" }, "answeredAt": { "type": "integer" } } },
+                    "respondidaPor": { "type": "string" }, "answeredAt": { "type": "integer" },
+                    "answers": { "type": "array", "items": { "type": "array", "items": { "type": "string" } } } } },
+                "Prompt": { "type": "object", "properties": {
+                    "header": { "type": "string" }, "question": { "type": "string" }, "multiple": { "type": "boolean" }, "custom": { "type": "boolean" },
+                    "options": { "type": "array", "items": { "type": "object", "properties": {
+                        "label": { "type": "string" }, "description": { "type": "string" } } } } } },
                 "Question": { "type": "object", "properties": {
                     "questionId": { "type": "string" }, "projectId": { "type": "string" }, "sessionId": { "type": "string" },
                     "sessionAuthor": { "type": "string" }, "pergunta": { "type": "string" }, "sugestao": { "type": "string" },
                     "afeta": schema("Afeta"), "autor": { "type": "string" }, "source": { "type": "string" },
-                    "status": { "type": "string", "enum": ["open", "answered"] }, "createdAt": { "type": "integer" },
+                    "status": { "type": "string", "enum": ["open", "answered", "closed"] }, "createdAt": { "type": "integer" },
                     "answer": schema("Answer"), "decisionEventId": { "type": "string" },
+                    "prompts": { "type": "array", "items": schema("Prompt") },
+                    "upstream": { "type": "object", "properties": {
+                        "kind": { "type": "string" }, "name": { "type": "string" }, "directory": { "type": "string" },
+                        "requestID": { "type": "string" }, "sessionID": { "type": "string" } } },
+                    "closed": { "type": "object", "properties": {
+                        "reason": { "type": "string", "enum": ["rejected", "external"] }, "by": { "type": "string" }, "closedAt": { "type": "integer" } } },
+                    "orphaned": { "type": "boolean" },
                     "canAnswer": { "type": "boolean" }, "reason": { "type": "string" } } },
                 "QuestionList": { "type": "object", "properties": {
                     "items": { "type": "array", "maxItems": 50, "items": schema("Question") },

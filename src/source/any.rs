@@ -64,6 +64,13 @@ impl Source for AnySource {
     ) -> Result<QuestionItem, OqError> {
         each!(self, s => s.answer(project, question_id, input).await)
     }
+    async fn dismiss(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
+        each!(self, s => s.dismiss(project, question_id).await)
+    }
     async fn readiness(
         &self,
         project: &str,

@@ -265,6 +265,20 @@ impl Source for HttpSource {
         .await
     }
 
+    async fn dismiss(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
+        let project = self.project(project).await?;
+        let path = format!(
+            "/projects/{}/open-questions/{}/dismiss",
+            seg(&project),
+            seg(question_id)
+        );
+        self.post(&path, &serde_json::json!({})).await
+    }
+
     async fn readiness(
         &self,
         project: &str,

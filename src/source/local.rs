@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::{Identity, Source};
+use crate::domain::choices::ClosedReason;
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{Actor, AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::{LocalEngine, StatusFilter, VerdictInput};
@@ -141,6 +142,19 @@ impl Source for LocalSource {
                 &e.answer(&me, project.as_deref(), &id, &input)?,
                 &me,
             ))
+        })
+        .await
+    }
+
+    async fn dismiss(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
+        let (project, id) = (project.map(str::to_string), question_id.to_string());
+        self.blocking(move |e, me| {
+            let q = e.close_question(&me, project.as_deref(), &id, ClosedReason::Rejected)?;
+            Ok(QuestionItem::from_question(&q, &me))
         })
         .await
     }

@@ -72,6 +72,13 @@ pub trait Source: Send + Sync {
         question_id: &str,
         input: &AnswerInput,
     ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    /// Closes a question without answering it (its author only); a question that lives
+    /// upstream is rejected there.
+    fn dismiss(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
     fn readiness(
         &self,
         project: &str,

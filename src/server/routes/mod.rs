@@ -55,6 +55,11 @@ pub fn table() -> Vec<Route> {
         ),
         route(
             "POST",
+            "/projects/{projectId}/open-questions/{questionId}/dismiss",
+            post(questions::dismiss),
+        ),
+        route(
+            "POST",
             "/projects/{projectId}/sessions",
             post(sessions::start),
         ),

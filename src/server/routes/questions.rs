@@ -10,6 +10,7 @@ use super::super::AppState;
 use super::super::auth::InProject;
 use super::super::error::{ApiError, ApiResult};
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::domain::choices::ClosedReason;
 use crate::domain::{AnswerInput, DeclareInput, OqError};
 use crate::engine::StatusFilter;
 use crate::wire::{QuestionItem, QuestionList};
@@ -104,6 +105,22 @@ pub async fn show(
     let project = who.project.clone();
     let q = st
         .read(move |e| e.question(Some(&project), &question_id))
+        .await?;
+    Ok(Json(QuestionItem::from_question(&q, &who.actor)))
+}
+
+/// Dismisses a question without an answer: the same author-only rule as answering. A
+/// question that lives upstream is rejected there by the bridge that owns it.
+pub async fn dismiss(
+    State(st): State<AppState>,
+    who: InProject,
+    ApiPath((_, question_id)): ApiPath<(String, String)>,
+) -> ApiResult<Json<QuestionItem>> {
+    let (actor, project) = (who.actor.clone(), who.project.clone());
+    let q = st
+        .write(move |e| {
+            e.close_question(&actor, Some(&project), &question_id, ClosedReason::Rejected)
+        })
         .await?;
     Ok(Json(QuestionItem::from_question(&q, &who.actor)))
 }
