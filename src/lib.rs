@@ -11,4 +11,5 @@ pub mod domain;
 pub mod engine;
 pub mod server;
 pub mod source;
+pub mod tui;
 pub mod wire;

@@ -25,10 +25,22 @@ const WAIT_POLL: Duration = Duration::from_millis(200);
 pub fn run(cli: Cli) -> i32 {
     let json = cli.global.json;
     let Some(command) = cli.command else {
-        eprintln!(
-            "oq: the terminal UI is not in this build yet; try `oq demo` then `oq list` (see `oq --help`)"
-        );
-        return exit::USAGE;
+        // No subcommand: the terminal UI.
+        let opened = Context::open(cli.global).and_then(|ctx| {
+            let dir = super::context::data_dir(&ctx.global)?;
+            let engine = ctx.local("the terminal UI")?.clone();
+            Ok((ctx, engine, dir))
+        });
+        return match opened {
+            Ok((ctx, engine, dir)) => {
+                let project = ctx.global.project.clone();
+                crate::tui::open_local(engine, ctx.user, dir, project)
+            }
+            Err(e) => {
+                report_error(json, &e);
+                e.exit_code()
+            }
+        };
     };
     // The server has its own configuration and store; it never opens the local context.
     let command = match command {

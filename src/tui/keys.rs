@@ -1,0 +1,356 @@
+//! Keys, by focus: the keymap's actions outside a text field; inside the answer field
+//! only the field keys (send, new line, `$EDITOR`, leave) and everything else is text;
+//! the search line; the options form. Part of the pure `update`: no IO, no clock.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::choices::{ChoiceForm, Outcome};
+use super::effect::Effect;
+use super::keymap::Action;
+use super::model::{Focus, Model, PAGE};
+use super::update::{draft_changed, error, info, reload, sync_form};
+use crate::domain::AnswerInput;
+use crate::domain::readiness::ReadinessGate;
+use crate::engine::StatusFilter;
+
+pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
+    if model.help {
+        if model.keymap.normal(k) == Some(Action::Quit)
+            && k.modifiers.contains(KeyModifiers::CONTROL)
+        {
+            model.quit = true;
+            fx.push(Effect::Quit);
+        }
+        model.help = false;
+        return;
+    }
+    match model.focus {
+        Focus::Search => search_key(model, k),
+        Focus::Answer => field_key(model, k, fx),
+        Focus::Choices => choices_key(model, k, fx),
+        Focus::Queue | Focus::Waiting | Focus::Question => {
+            if let Some(action) = model.keymap.normal(k) {
+                act(model, action, fx);
+            }
+        }
+    }
+}
+
+fn search_key(model: &mut Model, k: &KeyEvent) {
+    match k.code {
+        KeyCode::Esc => {
+            model.search.clear();
+            model.focus = Focus::Queue;
+        }
+        KeyCode::Enter | KeyCode::Down | KeyCode::Up | KeyCode::Tab => model.focus = Focus::Queue,
+        KeyCode::Backspace => {
+            model.search.pop();
+        }
+        KeyCode::Char(c)
+            if !k
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            model.search.push(c)
+        }
+        _ => return,
+    }
+    model.refresh_visible();
+    sync_form(model);
+}
+
+fn field_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
+    if model.form.is_none() {
+        model.focus = Focus::Queue;
+        return;
+    }
+    match model.keymap.field(k) {
+        Some(Action::Submit) => submit_text(model, fx),
+        Some(Action::Newline) => {
+            if let Some(f) = &mut model.form {
+                f.text.insert_newline();
+            }
+            draft_changed(model, fx);
+        }
+        Some(Action::Editor) => open_editor(model, fx),
+        Some(Action::Back) => model.focus = Focus::Queue,
+        _ => {
+            if let Some(f) = &mut model.form
+                && f.text.input(*k)
+            {
+                draft_changed(model, fx);
+            }
+        }
+    }
+}
+
+fn choices_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
+    let Some(form) = &mut model.choices else {
+        model.focus = Focus::Queue;
+        return;
+    };
+    match form.key(k, &model.keymap) {
+        Outcome::Nothing => {}
+        Outcome::Leave => model.focus = Focus::Queue,
+        Outcome::Invalid(e) => error(model, e),
+        Outcome::Submit(answers) => {
+            let question_id = form.question_id.clone();
+            info(model, "sending the answers…".into());
+            fx.push(Effect::SubmitChoices {
+                question_id,
+                answers,
+            });
+        }
+    }
+}
+
+/// Why the current question cannot take an answer now, in words; `None` when it can.
+fn refusal(model: &Model) -> Option<String> {
+    let Some(q) = model.current() else {
+        return Some("no question is selected".into());
+    };
+    if q.status != "open" {
+        return Some("this question is already answered".into());
+    }
+    if !q.can_answer {
+        return Some(
+            q.reason
+                .clone()
+                .unwrap_or_else(|| "you cannot answer this question".into()),
+        );
+    }
+    if model.submitting.is_some() {
+        return Some("an answer is being sent".into());
+    }
+    None
+}
+
+fn submit_text(model: &mut Model, fx: &mut Vec<Effect>) {
+    if let Some(why) = refusal(model) {
+        return error(model, why);
+    }
+    let Some(form) = &model.form else { return };
+    let text = form.value();
+    if text.trim().is_empty() {
+        return error(model, "type an answer first (Esc leaves the field)".into());
+    }
+    submit(model, AnswerInput::text(text.trim_end()), fx);
+}
+
+fn submit(model: &mut Model, input: AnswerInput, fx: &mut Vec<Effect>) {
+    let Some(q) = model.current() else { return };
+    let (question_id, project) = (q.question_id.clone(), q.project_id.clone());
+    model.submitting = Some(question_id.clone());
+    info(model, "sending…".into());
+    fx.push(Effect::Submit {
+        id: model.queue.generation,
+        question_id,
+        project,
+        input,
+    });
+}
+
+fn open_editor(model: &mut Model, fx: &mut Vec<Effect>) {
+    if let Some(why) = refusal(model) {
+        return error(model, why);
+    }
+    if model.current().is_some_and(|q| !q.prompts.is_empty()) {
+        return error(
+            model,
+            "this question is answered by choosing options (i)".into(),
+        );
+    }
+    sync_form(model);
+    if let Some(f) = &model.form {
+        fx.push(Effect::OpenEditor {
+            question_id: f.question_id.clone(),
+            text: f.value(),
+        });
+    }
+}
+
+fn move_by(model: &mut Model, delta: isize) {
+    match model.focus {
+        Focus::Waiting => {
+            let last = model.waiting.len().saturating_sub(1) as isize;
+            model.waiting_selected =
+                (model.waiting_selected as isize + delta).clamp(0, last) as usize;
+        }
+        Focus::Question => {
+            model.detail_scroll =
+                (model.detail_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16;
+        }
+        _ => {
+            let last = model.visible.len().saturating_sub(1) as isize;
+            model.selected = (model.selected as isize + delta).clamp(0, last) as usize;
+            model.selected_id = model.current().map(|q| q.question_id.clone());
+            model.detail_scroll = 0;
+            sync_form(model);
+        }
+    }
+}
+
+fn maybe_load_more(model: &mut Model, fx: &mut Vec<Effect>) {
+    if model.queue.loading_more || model.selected + PAGE / 2 < model.visible.len() {
+        return;
+    }
+    if let Some(cursor) = model.queue.cursor.clone() {
+        model.queue.loading_more = true;
+        fx.push(Effect::LoadMore {
+            id: model.queue.generation,
+            filter: model.filter,
+            cursor,
+        });
+    }
+}
+
+fn readiness(model: &mut Model, gate: ReadinessGate, fx: &mut Vec<Effect>) {
+    let project = model
+        .project
+        .clone()
+        .or_else(|| model.current().map(|q| q.project_id.clone()));
+    match project {
+        Some(project) => {
+            info(
+                model,
+                format!("recording \"{}\" for {project}…", gate.label()),
+            );
+            fx.push(Effect::Readiness { project, gate });
+        }
+        None => error(
+            model,
+            "select a question of the project first (or start with --project)".into(),
+        ),
+    }
+}
+
+fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
+    match action {
+        Action::Down => move_by(model, 1),
+        Action::Up => move_by(model, -1),
+        Action::PageDown => move_by(model, 10),
+        Action::PageUp => move_by(model, -10),
+        Action::Top => move_by(model, -(isize::MAX / 2)),
+        Action::Bottom => move_by(model, isize::MAX / 2),
+        Action::NextPane | Action::PrevPane => {
+            let order = [Focus::Queue, Focus::Waiting, Focus::Question];
+            let at = order.iter().position(|f| *f == model.focus).unwrap_or(0);
+            let step = if action == Action::NextPane {
+                1
+            } else {
+                order.len() - 1
+            };
+            model.focus = order[(at + step) % order.len()];
+        }
+        Action::JumpToQueue => {
+            model.focus = Focus::Queue;
+            if model.filter != StatusFilter::Open {
+                model.filter = StatusFilter::Open;
+                model.queue.items.clear();
+                model.refresh_visible();
+                fx.extend(reload(model));
+            }
+        }
+        Action::ScrollDown => model.detail_scroll = model.detail_scroll.saturating_add(1),
+        Action::ScrollUp => model.detail_scroll = model.detail_scroll.saturating_sub(1),
+        Action::Accept => match refusal(model) {
+            Some(why) => error(model, why),
+            None => match model.current() {
+                Some(q) if !q.prompts.is_empty() => error(
+                    model,
+                    "this question is answered by choosing options (i)".into(),
+                ),
+                Some(q) if q.sugestao.is_none() => {
+                    error(model, "this question has no suggestion to accept".into())
+                }
+                _ => submit(model, AnswerInput::accept(), fx),
+            },
+        },
+        Action::Answer => {
+            if model.focus == Focus::Waiting {
+                return jump_to_waiting(model);
+            }
+            if let Some(why) = refusal(model) {
+                return error(model, why);
+            }
+            let Some(q) = model.current() else { return };
+            if q.prompts.is_empty() {
+                sync_form(model);
+                model.focus = Focus::Answer;
+            } else {
+                if model
+                    .choices
+                    .as_ref()
+                    .is_none_or(|c| c.question_id != q.question_id)
+                {
+                    model.choices = Some(ChoiceForm::new(&q.question_id, &q.prompts));
+                }
+                model.focus = Focus::Choices;
+            }
+        }
+        Action::Editor => open_editor(model, fx),
+        Action::Filter => {
+            model.filter = match model.filter {
+                StatusFilter::Open => StatusFilter::Answered,
+                StatusFilter::Answered => StatusFilter::All,
+                StatusFilter::All => StatusFilter::Open,
+            };
+            model.queue.items.clear();
+            model.queue.cursor = None;
+            model.queue.loaded_once = false;
+            model.refresh_visible();
+            sync_form(model);
+            fx.extend(reload(model));
+        }
+        Action::Sort => {
+            model.sort = model.sort.next();
+            model.refresh_visible();
+        }
+        Action::Search => model.focus = Focus::Search,
+        Action::ImReady => readiness(model, ReadinessGate::ImReady, fx),
+        Action::ArchitectureReady => readiness(model, ReadinessGate::ArchitectureReady, fx),
+        Action::Help => model.help = true,
+        Action::Back => {
+            if model.notice.take().is_none() && !model.search.is_empty() {
+                model.search.clear();
+                model.refresh_visible();
+                sync_form(model);
+            }
+            model.focus = Focus::Queue;
+        }
+        Action::Quit => {
+            model.quit = true;
+            fx.push(Effect::Quit);
+        }
+        Action::Submit | Action::Newline => {}
+    }
+    if matches!(action, Action::Down | Action::PageDown | Action::Bottom)
+        && model.focus == Focus::Queue
+    {
+        maybe_load_more(model, fx);
+    }
+}
+
+fn jump_to_waiting(model: &mut Model) {
+    let Some(w) = model.waiting.get(model.waiting_selected) else {
+        return;
+    };
+    let id = w.question_id.clone();
+    match model
+        .visible
+        .iter()
+        .position(|&i| model.queue.items[i].question_id == id)
+    {
+        Some(p) => {
+            model.selected = p;
+            model.selected_id = Some(id);
+            model.focus = Focus::Queue;
+            model.detail_scroll = 0;
+            sync_form(model);
+        }
+        None => error(
+            model,
+            format!("question {id} is not in the loaded rows; clear the search or scroll"),
+        ),
+    }
+}

@@ -1,0 +1,90 @@
+//! The terminal UI (`oq` with no subcommand), in the shape of STYLE.md:
+//!
+//! - `model` — the state; `update` — pure `update(&mut Model, Msg) -> Vec<Effect>`;
+//!   `keys` — its key handling by focus; `effect` — effects and messages as data; `choices` — the options form's state;
+//! - `app` — the driver (tokio, crossterm's event stream, the source, drafts, $EDITOR);
+//! - `view/` — one file per pane, a function of the model;
+//! - `keymap`, `theme`, `config`, `drafts`, `terminal` (the one guard).
+//!
+//! The TUI is generic over [`crate::source::Source`]: it never names the local engine
+//! except in [`open_local`]; [`open`] takes any source.
+
+pub mod app;
+pub mod choices;
+pub mod config;
+pub mod drafts;
+pub mod effect;
+pub mod keymap;
+mod keys;
+pub mod model;
+pub mod terminal;
+pub mod theme;
+pub mod update;
+pub mod view;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::engine::LocalEngine;
+use crate::source::{LocalSource, Source};
+
+/// `oq` with no subcommand on the embedded engine.
+pub fn open_local(
+    engine: Arc<LocalEngine>,
+    user: String,
+    data_dir: PathBuf,
+    project: Option<String>,
+) -> i32 {
+    let source = LocalSource::new(engine, user.clone());
+    open(source, user, data_dir, project)
+}
+
+/// The TUI on any source. Returns the exit code.
+pub fn open<S: Source + Clone + 'static>(
+    source: S,
+    user: String,
+    data_dir: PathBuf,
+    project: Option<String>,
+) -> i32 {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!(
+            "oq: the terminal UI needs a terminal; for scripts use `oq list` (see `oq --help`)"
+        );
+        return crate::domain::error::exit::USAGE;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("oq: cannot start: {e}");
+            return 1;
+        }
+    };
+    // Who the source says we are (a server knows us by the token); the given user else.
+    let user = runtime
+        .block_on(async { tokio::time::timeout(Duration::from_secs(2), source.identity()).await })
+        .ok()
+        .and_then(Result::ok)
+        .map_or(user, |i| i.user);
+    let opts = app::Options {
+        user,
+        project,
+        data_dir,
+        config_dir: None,
+    };
+    let result = runtime.block_on(app::run(source, opts));
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            terminal::restore();
+            eprintln!("oq: {e:#}");
+            1
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! The TUI's whole state: what is loaded, what is selected, what the user is typing.
+//!
+//! Plain data that `update` changes and the view reads. Nothing here does IO or reads
+//! the clock: `now` arrives in messages. The selection is kept by question id, so it
+//! survives reloads and live updates; `visible` is the filtered and sorted order of the
+//! loaded rows, recomputed by `update` whenever the rows, the search or the sort change.
+
+use std::collections::HashMap;
+
+use ratatui_textarea::TextArea;
+
+use super::choices::ChoiceForm;
+use super::keymap::Keymap;
+use crate::engine::StatusFilter;
+use crate::wire::{QuestionItem, WaitingItem};
+
+/// Rows fetched per page: the API's ceiling.
+pub const PAGE: usize = 50;
+
+/// Which pane the keys act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Focus {
+    #[default]
+    Queue,
+    Waiting,
+    Question,
+    /// Typing in the "Answer" field: every printable key is text.
+    Answer,
+    /// Choosing among a question's options.
+    Choices,
+    /// Typing the incremental search.
+    Search,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sort {
+    /// The source's order (oldest first).
+    #[default]
+    Oldest,
+    Newest,
+    Project,
+    Asker,
+}
+
+impl Sort {
+    pub fn next(self) -> Sort {
+        match self {
+            Sort::Oldest => Sort::Newest,
+            Sort::Newest => Sort::Project,
+            Sort::Project => Sort::Asker,
+            Sort::Asker => Sort::Oldest,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Sort::Oldest => "oldest first",
+            Sort::Newest => "newest first",
+            Sort::Project => "by project",
+            Sort::Asker => "by asker",
+        }
+    }
+}
+
+pub fn filter_label(f: StatusFilter) -> &'static str {
+    match f {
+        StatusFilter::Open => "open",
+        StatusFilter::Answered => "answered",
+        StatusFilter::All => "all",
+    }
+}
+
+/// The link to the source, as the status line shows it. `since` is Unix ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connection {
+    Connecting,
+    Live { since: i64 },
+    Reconnecting { since: i64 },
+    Offline { since: i64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoticeKind {
+    Info,
+    Error,
+}
+
+/// One line of feedback above the hint bar; replaced by the next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub kind: NoticeKind,
+    pub text: String,
+}
+
+/// The question list as loaded so far: pages from the start, `cursor` for the next.
+#[derive(Debug, Clone, Default)]
+pub struct Queue {
+    pub items: Vec<QuestionItem>,
+    pub total: u64,
+    pub cursor: Option<String>,
+    pub loaded_once: bool,
+    /// Generation of the list in flight or last applied; replies with another are stale.
+    pub generation: u64,
+    pub loading_more: bool,
+}
+
+/// The answer field of the question being answered.
+#[derive(Debug, Clone)]
+pub struct AnswerForm {
+    pub question_id: String,
+    pub text: TextArea<'static>,
+}
+
+impl AnswerForm {
+    pub fn new(question_id: &str, draft: &str) -> Self {
+        let lines: Vec<String> = if draft.is_empty() {
+            vec![String::new()]
+        } else {
+            draft.split('\n').map(str::to_string).collect()
+        };
+        let mut text = TextArea::new(lines);
+        text.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        text.move_cursor(ratatui_textarea::CursorMove::End);
+        AnswerForm {
+            question_id: question_id.into(),
+            text,
+        }
+    }
+    pub fn value(&self) -> String {
+        self.text.lines().join("\n")
+    }
+}
+
+/// Settings that come from the config file and change what `update` does.
+#[derive(Debug, Clone)]
+pub struct Behaviour {
+    pub bell: bool,
+    pub notify: bool,
+    /// After this long reconnecting, the status says offline.
+    pub offline_after_ms: i64,
+}
+
+impl Default for Behaviour {
+    fn default() -> Self {
+        Behaviour {
+            bell: true,
+            notify: true,
+            offline_after_ms: 10_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub user: String,
+    pub source: String,
+    /// `--project`; `None` shows every visible project.
+    pub project: Option<String>,
+    pub now: i64,
+    pub started_at: i64,
+    pub filter: StatusFilter,
+    pub sort: Sort,
+    pub search: String,
+    pub queue: Queue,
+    /// Indices into `queue.items`, filtered by `search` and sorted by `sort`.
+    pub visible: Vec<usize>,
+    pub selected: usize,
+    pub selected_id: Option<String>,
+    pub waiting: Vec<WaitingItem>,
+    pub waiting_selected: usize,
+    /// Open questions in scope, whatever the filter: the banner's N.
+    pub open_count: Option<u64>,
+    pub counts_generation: u64,
+    pub focus: Focus,
+    pub detail_scroll: u16,
+    pub form: Option<AnswerForm>,
+    pub choices: Option<ChoiceForm>,
+    /// Every draft by question id, as on disk.
+    pub drafts: HashMap<String, String>,
+    /// The question whose answer is in flight.
+    pub submitting: Option<String>,
+    pub connection: Connection,
+    pub revision: Option<i64>,
+    pub outbox: usize,
+    pub notice: Option<Notice>,
+    pub help: bool,
+    pub keymap: Keymap,
+    pub behaviour: Behaviour,
+    pub quit: bool,
+    /// Set when the screen must be drawn again.
+    pub dirty: bool,
+}
+
+impl Model {
+    pub fn new(
+        user: &str,
+        source: &str,
+        project: Option<String>,
+        now: i64,
+        keymap: Keymap,
+    ) -> Self {
+        Model {
+            user: user.into(),
+            source: source.into(),
+            project,
+            now,
+            started_at: now,
+            filter: StatusFilter::Open,
+            sort: Sort::default(),
+            search: String::new(),
+            queue: Queue::default(),
+            visible: Vec::new(),
+            selected: 0,
+            selected_id: None,
+            waiting: Vec::new(),
+            waiting_selected: 0,
+            open_count: None,
+            counts_generation: 0,
+            focus: Focus::Queue,
+            detail_scroll: 0,
+            form: None,
+            choices: None,
+            drafts: HashMap::new(),
+            submitting: None,
+            connection: Connection::Connecting,
+            revision: None,
+            outbox: 0,
+            notice: None,
+            help: false,
+            keymap,
+            behaviour: Behaviour::default(),
+            quit: false,
+            dirty: true,
+        }
+    }
+
+    /// The question under the selection, if any row is visible.
+    pub fn current(&self) -> Option<&QuestionItem> {
+        self.visible
+            .get(self.selected)
+            .and_then(|&i| self.queue.items.get(i))
+    }
+
+    pub fn is_typing(&self) -> bool {
+        matches!(self.focus, Focus::Answer | Focus::Search)
+            || self.choices.as_ref().is_some_and(ChoiceForm::is_typing)
+    }
+
+    /// Recomputes `visible` from the rows, the search and the sort, then finds the
+    /// selected id again (or keeps the position when that row has left).
+    pub fn refresh_visible(&mut self) {
+        let needle = self.search.to_lowercase();
+        let mut rows: Vec<usize> = (0..self.queue.items.len())
+            .filter(|&i| needle.is_empty() || matches_search(&self.queue.items[i], &needle))
+            .collect();
+        let items = &self.queue.items;
+        match self.sort {
+            Sort::Oldest => {}
+            Sort::Newest => rows.reverse(),
+            Sort::Project => rows.sort_by(|&a, &b| items[a].project_id.cmp(&items[b].project_id)),
+            Sort::Asker => rows.sort_by(|&a, &b| items[a].autor.cmp(&items[b].autor)),
+        }
+        self.visible = rows;
+        let found = self.selected_id.as_ref().and_then(|id| {
+            self.visible
+                .iter()
+                .position(|&i| &self.queue.items[i].question_id == id)
+        });
+        self.selected = match found {
+            Some(p) => p,
+            None => self.selected.min(self.visible.len().saturating_sub(1)),
+        };
+        self.selected_id = self.current().map(|q| q.question_id.clone());
+    }
+}
+
+fn matches_search(q: &QuestionItem, needle: &str) -> bool {
+    q.pergunta.to_lowercase().contains(needle)
+        || q.autor.to_lowercase().contains(needle)
+        || q.project_id.to_lowercase().contains(needle)
+        || q.session_id.to_lowercase().contains(needle)
+        || q.sugestao
+            .as_deref()
+            .is_some_and(|s| s.to_lowercase().contains(needle))
+}
+
+/// "just now", "5m ago": for sentences.
+pub fn ago(now: i64, then: i64) -> String {
+    match age(now, then).as_str() {
+        "now" => "just now".into(),
+        a => format!("{a} ago"),
+    }
+}
+
+/// "now", "5m", "3h", "2d": compact ages for rows.
+pub fn age(now: i64, then: i64) -> String {
+    let s = (now - then).max(0) / 1000;
+    match s {
+        0..=59 => "now".into(),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86_399 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}

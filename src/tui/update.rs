@@ -1,0 +1,336 @@
+//! The pure heart of the TUI: `update(&mut Model, Msg) -> Vec<Effect>`.
+//!
+//! No IO, no clock, no async: time arrives in [`Msg::Revision`], replies carry the id
+//! they were requested with and a stale one changes nothing. Keys are handled in
+//! `keys.rs`: inside the answer field only the field keys act and everything else is
+//! text, so "Accept suggestion" can never fire while typing.
+
+use crossterm::event::KeyEventKind;
+
+use super::effect::{Effect, Msg};
+use super::model::{AnswerForm, Connection, Focus, Model, Notice, NoticeKind, PAGE};
+
+/// How many pages a reload fetches at most: the rows the user has scrolled through.
+const MAX_RELOAD_PAGES: usize = 20;
+
+/// The effects of starting up: the first page and the counts.
+pub fn init(model: &mut Model) -> Vec<Effect> {
+    reload(model)
+}
+
+pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    match msg {
+        Msg::Key(k) => {
+            if k.kind == KeyEventKind::Press {
+                model.dirty = true;
+                super::keys::key(model, &k, &mut fx);
+            }
+        }
+        Msg::Paste(text) => paste(model, &text, &mut fx),
+        Msg::Resize => model.dirty = true,
+        Msg::Revision { now, revision } => on_revision(model, now, revision, &mut fx),
+        Msg::Loaded { id, append, page } => {
+            if id != model.queue.generation {
+                return fx;
+            }
+            model.dirty = true;
+            model.queue.loading_more = false;
+            match page {
+                Ok(list) => {
+                    if append {
+                        model.queue.items.extend(list.items);
+                    } else {
+                        model.queue.items = list.items;
+                    }
+                    model.queue.total = list.total;
+                    model.queue.cursor = list.cursor;
+                    model.queue.loaded_once = true;
+                    model.refresh_visible();
+                    sync_form(model);
+                }
+                Err(e) => error(model, format!("could not load the questions: {e}")),
+            }
+        }
+        Msg::Counts { id, open, waiting } => {
+            if id != model.counts_generation {
+                return fx;
+            }
+            model.dirty = true;
+            if let Ok(n) = open {
+                if model.open_count.is_some_and(|prev| n > prev) {
+                    let body = format!("{n} questions are still open");
+                    if model.behaviour.bell {
+                        fx.push(Effect::Bell);
+                    }
+                    if model.behaviour.notify {
+                        fx.push(Effect::Notify {
+                            title: "oq: a new question".into(),
+                            body,
+                        });
+                    }
+                }
+                model.open_count = Some(n);
+            }
+            if let Ok(w) = waiting {
+                model.waiting = w;
+                model.waiting_selected = model
+                    .waiting_selected
+                    .min(model.waiting.len().saturating_sub(1));
+            }
+        }
+        Msg::Answered {
+            id: _,
+            question_id,
+            result,
+        } => {
+            model.dirty = true;
+            if model.submitting.as_deref() == Some(question_id.as_str()) {
+                model.submitting = None;
+            }
+            match result {
+                Ok(q) => {
+                    let how = match &q.answer {
+                        Some(a) if a.aceitou_sugestao => "suggestion accepted",
+                        _ => "answer recorded",
+                    };
+                    info(model, format!("{how}: {}", first_line(&q.pergunta)));
+                    model.drafts.remove(&question_id);
+                    fx.push(Effect::RemoveDraft {
+                        question_id: question_id.clone(),
+                    });
+                    if model
+                        .form
+                        .as_ref()
+                        .is_some_and(|f| f.question_id == question_id)
+                    {
+                        model.form = None;
+                    }
+                    if model.focus == Focus::Answer {
+                        model.focus = Focus::Queue;
+                    }
+                    fx.extend(reload(model));
+                }
+                Err(e) => error(model, e),
+            }
+        }
+        Msg::ChoicesSent {
+            question_id,
+            result,
+        } => {
+            model.dirty = true;
+            match result {
+                Ok(()) => {
+                    info(model, "answers sent".into());
+                    if model
+                        .choices
+                        .as_ref()
+                        .is_some_and(|c| c.question_id == question_id)
+                    {
+                        model.choices = None;
+                    }
+                    model.focus = Focus::Queue;
+                    fx.extend(reload(model));
+                }
+                Err(e) => error(model, e),
+            }
+        }
+        Msg::ReadinessRecorded { gate, result } => {
+            model.dirty = true;
+            match result {
+                Ok(r) => {
+                    let n = r.notice.unwrap_or_else(|| "no questions are open".into());
+                    info(model, format!("{} recorded — {n}", gate.label()));
+                }
+                Err(e) => error(model, e),
+            }
+        }
+        Msg::EditorDone {
+            question_id,
+            result,
+        } => {
+            model.dirty = true;
+            match result {
+                Ok(text) => {
+                    let text = text.trim_end_matches('\n').to_string();
+                    model.form = Some(AnswerForm::new(&question_id, &text));
+                    if model
+                        .current()
+                        .is_some_and(|q| q.question_id == question_id)
+                    {
+                        model.focus = Focus::Answer;
+                    }
+                    draft_changed(model, &mut fx);
+                }
+                Err(e) => error(model, format!("the editor failed: {e}")),
+            }
+        }
+        Msg::Quit => {
+            model.quit = true;
+            fx.push(Effect::Quit);
+        }
+    }
+    fx
+}
+
+/// Fetch the list again (as many pages as are loaded) and the counts, with new ids.
+pub fn reload(model: &mut Model) -> Vec<Effect> {
+    model.queue.generation += 1;
+    model.queue.loading_more = false;
+    model.counts_generation += 1;
+    let pages = model
+        .queue
+        .items
+        .len()
+        .div_ceil(PAGE)
+        .clamp(1, MAX_RELOAD_PAGES);
+    vec![
+        Effect::Load {
+            id: model.queue.generation,
+            filter: model.filter,
+            pages,
+        },
+        Effect::LoadCounts {
+            id: model.counts_generation,
+        },
+    ]
+}
+
+fn on_revision(model: &mut Model, now: i64, revision: Result<i64, String>, fx: &mut Vec<Effect>) {
+    if now / 60_000 != model.now / 60_000 {
+        model.dirty = true;
+    }
+    model.now = now;
+    let before = model.connection;
+    match revision {
+        Ok(r) => {
+            if !matches!(model.connection, Connection::Live { .. }) {
+                model.connection = Connection::Live { since: now };
+            }
+            if model.revision != Some(r) {
+                // Also the first time: a change between the first load and the first
+                // poll must not be missed.
+                model.revision = Some(r);
+                fx.extend(reload(model));
+            }
+        }
+        Err(_) => {
+            model.connection = match model.connection {
+                Connection::Reconnecting { since }
+                    if now - since >= model.behaviour.offline_after_ms =>
+                {
+                    Connection::Offline { since }
+                }
+                c @ (Connection::Reconnecting { .. } | Connection::Offline { .. }) => c,
+                Connection::Live { .. } | Connection::Connecting => {
+                    Connection::Reconnecting { since: now }
+                }
+            };
+        }
+    }
+    if model.connection != before {
+        model.dirty = true;
+    }
+}
+
+pub(super) fn info(model: &mut Model, text: String) {
+    model.notice = Some(Notice {
+        kind: NoticeKind::Info,
+        text,
+    });
+}
+
+pub(super) fn error(model: &mut Model, text: String) {
+    model.notice = Some(Notice {
+        kind: NoticeKind::Error,
+        text,
+    });
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or_default();
+    if line.chars().count() > 60 {
+        format!("{}…", line.chars().take(59).collect::<String>())
+    } else {
+        line.into()
+    }
+}
+
+/// Keeps the answer form and the options form on the selected question.
+pub(super) fn sync_form(model: &mut Model) {
+    let current = model.current().map(|q| {
+        (
+            q.question_id.clone(),
+            q.status == "open" && q.can_answer,
+            q.prompts.is_empty(),
+        )
+    });
+    match current {
+        Some((id, true, true)) => {
+            if model.form.as_ref().is_none_or(|f| f.question_id != id) {
+                let draft = model.drafts.get(&id).cloned().unwrap_or_default();
+                model.form = Some(AnswerForm::new(&id, &draft));
+                if model.focus == Focus::Answer {
+                    model.focus = Focus::Queue;
+                }
+            }
+        }
+        _ => {
+            model.form = None;
+            if model.focus == Focus::Answer {
+                model.focus = Focus::Queue;
+            }
+        }
+    }
+    let keep_choices = matches!((&model.choices, model.current()), (Some(c), Some(q)) if c.question_id == q.question_id && q.status == "open");
+    if !keep_choices {
+        model.choices = None;
+        if model.focus == Focus::Choices {
+            model.focus = Focus::Queue;
+        }
+    }
+}
+
+pub(super) fn draft_changed(model: &mut Model, fx: &mut Vec<Effect>) {
+    let Some(form) = &model.form else { return };
+    let (id, text) = (form.question_id.clone(), form.value());
+    if text.trim().is_empty() {
+        if model.drafts.remove(&id).is_some() {
+            fx.push(Effect::RemoveDraft { question_id: id });
+        }
+    } else if model.drafts.get(&id) != Some(&text) {
+        model.drafts.insert(id.clone(), text.clone());
+        fx.push(Effect::SaveDraft {
+            question_id: id,
+            text,
+        });
+    }
+}
+
+fn paste(model: &mut Model, text: &str, fx: &mut Vec<Effect>) {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    match model.focus {
+        Focus::Answer => {
+            if let Some(form) = &mut model.form {
+                form.text.insert_str(&text);
+                model.dirty = true;
+                draft_changed(model, fx);
+            }
+        }
+        Focus::Search => {
+            model
+                .search
+                .push_str(text.lines().next().unwrap_or_default());
+            model.dirty = true;
+            model.refresh_visible();
+            sync_form(model);
+        }
+        Focus::Choices => {
+            if let Some(c) = model.choices.as_mut().filter(|c| c.typing) {
+                c.custom[c.current].push_str(&text.replace('\n', " "));
+                model.dirty = true;
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,95 @@
+//! The selected question in full: the text (wrapped, scrollable), who asked (agent,
+//! session, session author), the project and age, what it affects, the suggestion.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use crate::tui::model::{Focus, Model, ago};
+use crate::tui::theme::Theme;
+
+fn field<'a>(label: &'a str, value: String, theme: &Theme) -> Line<'a> {
+    Line::from(vec![
+        Span::styled(format!("{label:<9} "), theme.muted),
+        Span::raw(value),
+    ])
+}
+
+pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
+    let b = super::queues::block("Question".into(), model.focus == Focus::Question, theme);
+    let inner = b.inner(area);
+    frame.render_widget(b, area);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    let Some(q) = model.current() else {
+        let text = if model.queue.loaded_once {
+            "no question selected"
+        } else {
+            "loading…"
+        };
+        frame.render_widget(Paragraph::new(Span::styled(text, theme.muted)), inner);
+        return;
+    };
+    let mut lines: Vec<Line> = q
+        .pergunta
+        .lines()
+        .map(|l| Line::styled(l.to_string(), theme.title))
+        .collect();
+    lines.push(Line::raw(""));
+    lines.push(field(
+        "asked by",
+        format!(
+            "{} · session {} ({})",
+            q.autor, q.session_id, q.session_author
+        ),
+        theme,
+    ));
+    lines.push(field(
+        "project",
+        format!(
+            "{} · {} · {}",
+            q.project_id,
+            ago(model.now, q.created_at),
+            q.question_id
+        ),
+        theme,
+    ));
+    let a = &q.afeta;
+    let mut parts = Vec::new();
+    for (noun, ids) in [
+        ("rules", &a.regras),
+        ("stories", &a.historias),
+        ("tasks", &a.tarefas),
+    ] {
+        if !ids.is_empty() {
+            parts.push(format!("{noun} {}", ids.join(", ")));
+        }
+    }
+    let affects = if parts.is_empty() {
+        "nothing named".to_string()
+    } else {
+        parts.join(" · ")
+    };
+    lines.push(field("affects", affects, theme));
+    match &q.sugestao {
+        Some(s) => lines.push(field("suggests", s.clone(), theme)),
+        None => lines.push(Line::from(vec![
+            Span::styled(format!("{:<9} ", "suggests"), theme.muted),
+            Span::styled("no suggestion", theme.muted),
+        ])),
+    }
+    for (i, p) in q.prompts.iter().enumerate() {
+        lines.push(Line::raw(""));
+        let kind = if p.multiple { "pick any" } else { "pick one" };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{}. {} ", i + 1, p.header), theme.accent),
+            Span::raw(format!("{} ({kind})", p.question)),
+        ]));
+    }
+    let para = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((model.detail_scroll, 0));
+    frame.render_widget(para, inner);
+}

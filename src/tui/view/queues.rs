@@ -1,0 +1,212 @@
+//! The pending block: "Open questions (N)" and "Waiting for you (N)", each with its own
+//! title and count (never summed). A row is the question's start, who asked, what it
+//! affects and its age; only the rows on screen are built, whatever the list's size.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use crate::engine::StatusFilter;
+use crate::tui::model::{Focus, Model, Sort, age};
+use crate::tui::theme::Theme;
+use crate::wire::QuestionItem;
+
+pub fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
+    let (border, title_style) = if focused {
+        (theme.focus, theme.focus)
+    } else {
+        (theme.border, theme.title)
+    };
+    let marker = if focused { "▶ " } else { "" };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Span::styled(format!(" {marker}{title} "), title_style))
+}
+
+pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
+    let waiting_rows = if area.height >= 12 {
+        model.waiting.len().clamp(1, 4) as u16 + 2
+    } else {
+        0
+    };
+    let [open, waiting] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(waiting_rows)]).areas(area);
+    draw_open(frame, open, model, theme, waiting_rows == 0);
+    if waiting_rows > 0 {
+        draw_waiting(frame, waiting, model, theme);
+    }
+}
+
+fn affects(q: &QuestionItem) -> String {
+    let a = &q.afeta;
+    a.tarefas
+        .first()
+        .or(a.historias.first())
+        .or(a.regras.first())
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn draw_open(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    model: &Model,
+    theme: &Theme,
+    waiting_in_footer: bool,
+) {
+    let noun = match model.filter {
+        StatusFilter::Open => "Open questions",
+        StatusFilter::Answered => "Answered questions",
+        StatusFilter::All => "All questions",
+    };
+    let mut title = format!("{noun} ({})", model.queue.total);
+    if model.sort != Sort::Oldest {
+        title.push_str(&format!(" · {}", model.sort.label()));
+    }
+    if !model.search.is_empty() {
+        title.push_str(&format!(
+            " · /{} {} shown",
+            model.search,
+            model.visible.len()
+        ));
+    }
+    let focused = matches!(model.focus, Focus::Queue | Focus::Search);
+    let mut b = block(title, focused, theme);
+    if waiting_in_footer {
+        b = b.title_bottom(Span::styled(
+            format!(" Waiting for you ({}) ", model.waiting.len()),
+            theme.title,
+        ));
+    }
+    let inner = b.inner(area);
+    frame.render_widget(b, area);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    let rows = inner.height as usize;
+    let width = inner.width as usize;
+    if model.visible.is_empty() {
+        let text = if !model.queue.loaded_once {
+            "loading…"
+        } else if !model.search.is_empty() {
+            "nothing matches the search"
+        } else if model.filter == StatusFilter::Open {
+            "no open questions — nothing waits on you"
+        } else {
+            "no questions"
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(super::clip(text, width), theme.muted)),
+            inner,
+        );
+        return;
+    }
+    let offset = (model.selected + 1).saturating_sub(rows);
+    let mut lines = Vec::with_capacity(rows);
+    for (pos, &i) in model.visible.iter().enumerate().skip(offset).take(rows) {
+        let Some(q) = model.queue.items.get(i) else {
+            continue;
+        };
+        let selected = pos == model.selected;
+        let mark = match (selected, q.status == "open", q.can_answer) {
+            (true, _, _) => ">",
+            (false, false, _) => "✓",
+            (false, true, true) => "●",
+            (false, true, false) => "○",
+        };
+        let affected = affects(q);
+        let right = if width >= 56 && !affected.is_empty() {
+            format!(
+                " {} · {} {:>3}",
+                super::clip(&q.autor, 10),
+                super::clip(&affected, 10),
+                age(model.now, q.created_at)
+            )
+        } else {
+            format!(
+                " {} {:>3}",
+                super::clip(&q.autor, 9),
+                age(model.now, q.created_at)
+            )
+        };
+        let right_w = right.chars().count().min(width.saturating_sub(6));
+        let left_w = width.saturating_sub(right_w + 2);
+        let text = super::clip(&q.pergunta, left_w);
+        let pad = left_w.saturating_sub(text.chars().count());
+        let style = if selected && focused {
+            theme.selection
+        } else if selected {
+            theme.accent
+        } else {
+            Style::new()
+        };
+        let right_style = if selected { style } else { theme.muted };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{mark} {text}{}", " ".repeat(pad)), style),
+            Span::styled(super::clip(&right, right_w), right_style),
+        ]));
+    }
+    if model.queue.loading_more && lines.len() < rows {
+        lines.push(Line::from(Span::styled("  loading more…", theme.muted)));
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn draw_waiting(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
+    let focused = model.focus == Focus::Waiting;
+    let b = block(
+        format!("Waiting for you ({})", model.waiting.len()),
+        focused,
+        theme,
+    );
+    let inner = b.inner(area);
+    frame.render_widget(b, area);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    let width = inner.width as usize;
+    if model.waiting.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Span::styled("no task is parked on you", theme.muted)),
+            inner,
+        );
+        return;
+    }
+    let rows = inner.height as usize;
+    let offset = (model.waiting_selected + 1).saturating_sub(rows);
+    let lines: Vec<Line> = model
+        .waiting
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(rows)
+        .map(|(i, w)| {
+            let selected = i == model.waiting_selected;
+            let right = format!(" parked {}", age(model.now, w.parked_at));
+            let left_w = width.saturating_sub(right.chars().count() + 2);
+            let text = super::clip(&format!("{} {}", w.task.task_id, w.task.title), left_w);
+            let pad = left_w.saturating_sub(text.chars().count());
+            let style = if selected && focused {
+                theme.selection
+            } else {
+                Style::new()
+            };
+            let mark = if selected { ">" } else { " " };
+            Line::from(vec![
+                Span::styled(format!("{mark} {text}{}", " ".repeat(pad)), style),
+                Span::styled(
+                    right,
+                    if selected && focused {
+                        style
+                    } else {
+                        theme.muted
+                    },
+                ),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,452 @@
+//! End to end in a real pseudo-terminal: the built `oq` binary on a real local store
+//! filled by `oq demo`. The screen is rebuilt from the output stream by a small VT
+//! interpreter (cursor moves, clears, text), and every wait is for screen content with
+//! a generous deadline — no durations are asserted. Every child is killed on drop.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, SlavePty, native_pty_system};
+
+const BIN: &str = env!("CARGO_BIN_EXE_oq");
+const DEADLINE: Duration = Duration::from_secs(30);
+const ROWS: u16 = 30;
+const COLS: u16 = 100;
+
+fn oq(dir: &Path, user: &str, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir)
+        .arg("--as")
+        .arg(user)
+        .args(args)
+        .output()
+        .expect("run oq")
+}
+
+fn demo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = oq(dir.path(), "dev-a", &["demo", "--quiet"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
+fn open_items(dir: &Path, user: &str) -> Vec<serde_json::Value> {
+    let out = oq(dir, user, &["list", "--json", "--status", "open"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("list json");
+    v["items"].as_array().cloned().unwrap_or_default()
+}
+
+struct Tui {
+    child: Box<dyn Child + Send + Sync>,
+    master: Box<dyn MasterPty + Send>,
+    _slave: Box<dyn SlavePty + Send>,
+    writer: Box<dyn Write + Send>,
+    output: Arc<Mutex<Vec<u8>>>,
+    _config: tempfile::TempDir,
+}
+
+impl Tui {
+    fn spawn(dir: &Path, user: &str) -> Tui {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("pty");
+        let config = tempfile::tempdir().expect("config dir");
+        let mut cmd = CommandBuilder::new(BIN);
+        cmd.args(["--data-dir", dir.to_str().unwrap(), "--as", user]);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("NO_COLOR", "1");
+        cmd.env("OQ_CONFIG_DIR", config.path());
+        cmd.env("EDITOR", "true");
+        cmd.env("VISUAL", "true");
+        let child = pair.slave.spawn_command(cmd).expect("spawn oq");
+        let mut reader = pair.master.try_clone_reader().expect("reader");
+        let output = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&output);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let writer = pair.master.take_writer().expect("writer");
+        Tui {
+            child,
+            master: pair.master,
+            _slave: pair.slave,
+            writer,
+            output,
+            _config: config,
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).expect("write to pty");
+        self.writer.flush().expect("flush pty");
+        // Let the TUI read each key as its own event (bracketed paste aside).
+        std::thread::sleep(Duration::from_millis(30));
+    }
+
+    fn typed(&mut self, s: &str) {
+        for c in s.chars() {
+            let mut b = [0u8; 4];
+            self.send(c.encode_utf8(&mut b).as_bytes());
+        }
+    }
+
+    fn raw(&self) -> Vec<u8> {
+        self.output.lock().unwrap().clone()
+    }
+
+    fn screen(&self) -> String {
+        Screen::render(&self.raw(), ROWS as usize, COLS as usize)
+    }
+
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for {what}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_text(&self, text: &str) -> String {
+        self.wait_for(text, |s| s.contains(text))
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.process_id().expect("pid")
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("kill");
+        assert!(ok.success());
+    }
+
+    fn wait_exit(&mut self) {
+        let start = Instant::now();
+        loop {
+            if self.child.try_wait().expect("try_wait").is_some() {
+                // Give the reader thread a moment to drain the last bytes.
+                std::thread::sleep(Duration::from_millis(200));
+                return;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "oq did not exit; screen:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The terminal is given back: the stream ends leaving the alternate screen and
+    /// showing the cursor, and the tty is out of raw mode.
+    fn assert_restored(&self) {
+        let raw = self.raw();
+        let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(64)..]).to_string();
+        assert!(
+            tail.ends_with("\x1b[?1049l\x1b[?25h"),
+            "stream ends with {tail:?}"
+        );
+        let tty: PathBuf = self.master.tty_name().expect("tty name");
+        let out = Command::new("stty")
+            .arg("-a")
+            .arg("-F")
+            .arg(&tty)
+            .output()
+            .expect("stty");
+        let modes = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "stty: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for word in modes.split_whitespace() {
+            assert!(
+                word != "-icanon" && word != "-echo",
+                "raw mode left on: {modes}"
+            );
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Just enough of a VT100 to read ratatui's output: cursor positioning, clears, text.
+struct Screen {
+    cells: Vec<Vec<char>>,
+    row: usize,
+    col: usize,
+}
+
+impl Screen {
+    fn render(bytes: &[u8], rows: usize, cols: usize) -> String {
+        let mut s = Screen {
+            cells: vec![vec![' '; cols]; rows],
+            row: 0,
+            col: 0,
+        };
+        let text = String::from_utf8_lossy(bytes);
+        let chars: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            i += 1;
+            match c {
+                '\x1b' => i = s.escape(&chars, i),
+                '\r' => s.col = 0,
+                '\n' => s.row = (s.row + 1).min(rows - 1),
+                '\x08' => s.col = s.col.saturating_sub(1),
+                c if (c as u32) < 0x20 => {}
+                c => {
+                    if s.row < rows && s.col < cols {
+                        s.cells[s.row][s.col] = c;
+                    }
+                    s.col += 1;
+                }
+            }
+        }
+        s.cells
+            .iter()
+            .map(|r| r.iter().collect::<String>().trim_end().to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn escape(&mut self, c: &[char], mut i: usize) -> usize {
+        let (rows, cols) = (self.cells.len(), self.cells[0].len());
+        match c.get(i) {
+            Some('[') => {
+                i += 1;
+                let start = i;
+                while i < c.len() && !(('@'..='~').contains(&c[i])) {
+                    i += 1;
+                }
+                let params: String = c[start..i.min(c.len())].iter().collect();
+                let fin = c.get(i).copied().unwrap_or('m');
+                let nums: Vec<usize> = params
+                    .trim_start_matches('?')
+                    .split(';')
+                    .map(|p| p.parse().unwrap_or(0))
+                    .collect();
+                let n = |k: usize, d: usize| nums.get(k).copied().filter(|v| *v > 0).unwrap_or(d);
+                if !params.starts_with('?') {
+                    match fin {
+                        'H' | 'f' => {
+                            self.row = (n(0, 1) - 1).min(rows - 1);
+                            self.col = (n(1, 1) - 1).min(cols);
+                        }
+                        'J' if nums.first() == Some(&2) || nums.first() == Some(&3) => {
+                            self.cells
+                                .iter_mut()
+                                .for_each(|r| r.iter_mut().for_each(|x| *x = ' '));
+                        }
+                        'K' => {
+                            for x in self.col..cols {
+                                self.cells[self.row][x] = ' ';
+                            }
+                        }
+                        'A' => self.row = self.row.saturating_sub(n(0, 1)),
+                        'B' => self.row = (self.row + n(0, 1)).min(rows - 1),
+                        'C' => self.col = (self.col + n(0, 1)).min(cols),
+                        'D' => self.col = self.col.saturating_sub(n(0, 1)),
+                        'G' => self.col = (n(0, 1) - 1).min(cols),
+                        _ => {}
+                    }
+                }
+                i + 1
+            }
+            Some(']') => {
+                while i < c.len()
+                    && c[i] != '\x07'
+                    && !(c[i] == '\x1b' && c.get(i + 1) == Some(&'\\'))
+                {
+                    i += 1;
+                }
+                if c.get(i) == Some(&'\x07') {
+                    i + 1
+                } else {
+                    i + 2
+                }
+            }
+            Some(_) => i + 1,
+            None => i,
+        }
+    }
+}
+
+#[test]
+fn the_author_accepts_types_a_multi_line_answer_and_sees_live_changes() {
+    let data = demo();
+    let mut tui = Tui::spawn(data.path(), "dev-a");
+    tui.wait_text("Open questions (6)");
+    tui.wait_text("6 questions are still open — answer (o)");
+    // Move through the queue and back.
+    tui.send(b"j");
+    tui.send(b"j");
+    tui.send(b"k");
+    tui.send(b"g");
+    tui.wait_text("Which payment provider should checkout offer first?");
+    tui.send(b"a");
+    tui.wait_text("Open questions (5)");
+    tui.wait_text("suggestion accepted");
+    // The top row is now the guest-checkout question (dev-a's, no suggestion).
+    tui.send(b"g");
+    tui.wait_text("Should guest checkout be supported");
+    tui.send(b"i");
+    tui.typed("Accounts optional");
+    tui.send(b"\n"); // Ctrl-J: a new line
+    tui.typed("guests get an order link");
+    tui.send(b"\r"); // Enter: send
+    tui.wait_text("Open questions (4)");
+    tui.wait_text("answer recorded");
+    let answered = oq(
+        data.path(),
+        "dev-a",
+        &["list", "--json", "--status", "answered"],
+    );
+    let text = String::from_utf8_lossy(&answered.stdout);
+    assert!(
+        text.contains("Accounts optional\\nguests get an order link"),
+        "{text}"
+    );
+
+    // Another process answers a question: it leaves the screen without a key press.
+    let other = open_items(data.path(), "dev-a")
+        .into_iter()
+        .rev()
+        .find(|q| q["canAnswer"] == true)
+        .expect("an answerable question");
+    let id = other["questionId"].as_str().unwrap().to_string();
+    let pergunta = other["pergunta"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .take(12)
+        .collect::<String>();
+    let out = oq(
+        data.path(),
+        "dev-a",
+        &["answer", &id, "--text", "decided from the CLI"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tui.wait_for("the CLI's answer to show", |s| {
+        s.contains("Open questions (3)") && !s.contains(&pergunta)
+    });
+
+    tui.send(b"q");
+    tui.wait_exit();
+    tui.assert_restored();
+}
+
+#[test]
+fn a_non_author_cannot_answer_by_any_key() {
+    let data = demo();
+    let before = open_items(data.path(), "dev-a").len();
+    let mut tui = Tui::spawn(data.path(), "ana");
+    tui.wait_text("Which payment provider should checkout offer first?");
+    tui.send(b"a");
+    tui.wait_text("only the person who started this session, dev-a, can answer");
+    for keys in [
+        &b"a"[..],
+        b"i",
+        b"e",
+        b"\r",
+        b"\x1b\r",
+        b"\n",
+        b"y",
+        b"\x05",
+        b"\x1b",
+    ] {
+        tui.send(keys);
+    }
+    tui.typed("yes please");
+    tui.send(b"\r");
+    tui.wait_text("only the person who started this session, dev-a, can answer");
+    assert_eq!(
+        open_items(data.path(), "dev-a").len(),
+        before,
+        "nothing was answered"
+    );
+    tui.send(b"q");
+    tui.wait_exit();
+    tui.assert_restored();
+}
+
+#[test]
+fn sigterm_restores_the_terminal_and_keeps_the_draft() {
+    let data = demo();
+    let mut tui = Tui::spawn(data.path(), "dev-a");
+    tui.wait_text("Open questions (6)");
+    tui.send(b"g");
+    tui.send(b"j");
+    tui.wait_text("Should guest checkout be supported");
+    tui.send(b"i");
+    tui.typed("half a thought");
+    tui.wait_text("half a thought");
+    tui.signal("TERM");
+    tui.wait_exit();
+    tui.assert_restored();
+    let drafts: Vec<String> = std::fs::read_dir(data.path().join("drafts"))
+        .expect("drafts dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".txt"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(drafts, vec!["half a thought".to_string()]);
+
+    // The draft comes back when the question is reopened.
+    let mut again = Tui::spawn(data.path(), "dev-a");
+    again.wait_text("Open questions (6)");
+    again.send(b"j");
+    again.wait_text("half a thought");
+    again.send(b"q");
+    again.wait_exit();
+}
+
+#[test]
+fn sighup_restores_the_terminal() {
+    let data = demo();
+    let mut tui = Tui::spawn(data.path(), "dev-a");
+    tui.wait_text("Open questions (6)");
+    tui.signal("HUP");
+    tui.wait_exit();
+    tui.assert_restored();
+}

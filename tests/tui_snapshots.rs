@@ -1,0 +1,182 @@
+//! Whole screens at 80×24 and 120×40 on ratatui's TestBackend, snapshotted with insta.
+//! The clock is fixed (`NOW`), so ages are stable and need no masking.
+#![allow(clippy::unwrap_used)]
+
+mod tui_fixtures;
+
+use crossterm::event::KeyCode;
+use oq::engine::StatusFilter;
+use oq::tui::effect::Msg;
+use oq::tui::model::{Connection, Model};
+use oq::tui::theme::Theme;
+use oq::tui::update::update;
+use oq::wire::QuestionList;
+use tui_fixtures::*;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+fn snap(name: &str, model: &Model, theme: &Theme) {
+    for (w, h) in SIZES {
+        let screen = text(&render(model, theme, w, h));
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
+    }
+}
+
+fn dark() -> Theme {
+    Theme::embedded("dark").unwrap()
+}
+
+fn queue() -> Model {
+    let mut m = loaded("dev-a", sample("dev-a"));
+    let id = m.counts_generation;
+    update(
+        &mut m,
+        Msg::Counts {
+            id,
+            open: Ok(4),
+            waiting: Ok(waiting()),
+        },
+    );
+    m
+}
+
+#[test]
+fn empty_store() {
+    let m = loaded("dev-a", vec![]);
+    snap("empty_store", &m, &dark());
+}
+
+#[test]
+fn queue_with_banner() {
+    snap("queue_with_banner", &queue(), &dark());
+}
+
+#[test]
+fn author_form_while_typing() {
+    let mut m = queue();
+    update(&mut m, ch('i'));
+    typed(&mut m, "Pix first.");
+    update(&mut m, ctrl('j'));
+    typed(&mut m, "Cards when the gateway supports 3DS.");
+    snap("author_form", &m, &dark());
+}
+
+#[test]
+fn non_author_sees_inert_controls_and_the_reason() {
+    let mut m = queue();
+    update(&mut m, ch('j'));
+    update(&mut m, ch('j'));
+    assert_eq!(m.current().unwrap().question_id, "q-3");
+    update(&mut m, ch('a'));
+    snap("non_author", &m, &dark());
+}
+
+#[test]
+fn answered_view() {
+    let mut m = queue();
+    update(&mut m, ch('f'));
+    assert_eq!(m.filter, StatusFilter::Answered);
+    let items = vec![
+        answered(
+            question(
+                "q-9",
+                "dev-a",
+                "dev-a",
+                "Above which order value is shipping free?",
+                Some("R$ 200, as in the current site"),
+                300,
+            ),
+            "dev-a",
+            true,
+            "R$ 200, as in the current site",
+            240,
+        ),
+        answered(
+            question(
+                "q-8",
+                "dev-a",
+                "dev-a",
+                "May the integration tests use SQLite?",
+                Some("Yes for unit tests"),
+                200,
+            ),
+            "dev-a",
+            false,
+            "PostgreSQL everywhere: the suite must catch dialect bugs.",
+            100,
+        ),
+    ];
+    let id = m.queue.generation;
+    update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: false,
+            page: Ok(QuestionList {
+                items,
+                total: 2,
+                cursor: None,
+            }),
+        },
+    );
+    snap("answered_view", &m, &dark());
+}
+
+#[test]
+fn options_with_multi_select() {
+    let mut items = sample("dev-a");
+    items.insert(
+        0,
+        with_prompts(question(
+            "q-0",
+            "dev-a",
+            "dev-a",
+            "Release build settings",
+            None,
+            1,
+        )),
+    );
+    let mut m = loaded("dev-a", items);
+    update(&mut m, ch('i'));
+    update(&mut m, key(KeyCode::Char(' ')));
+    update(&mut m, ch('j'));
+    update(&mut m, ch('j'));
+    update(&mut m, key(KeyCode::Char(' ')));
+    snap("options_multi_select", &m, &dark());
+}
+
+#[test]
+fn help_overlay() {
+    let mut m = queue();
+    update(&mut m, ch('?'));
+    snap("help_overlay", &m, &dark());
+}
+
+#[test]
+fn offline_status() {
+    let mut m = queue();
+    m.connection = Connection::Offline {
+        since: NOW - 3 * MIN,
+    };
+    snap("offline_status", &m, &dark());
+}
+
+#[test]
+fn monochrome_shows_selection_and_focus_without_colour() {
+    let m = queue();
+    let theme = Theme::monochrome();
+    for (w, h) in SIZES {
+        let b = render(&m, &theme, w, h);
+        let colours = (0..b.area.height)
+            .flat_map(|y| (0..b.area.width).map(move |x| (x, y)))
+            .filter(|&p| {
+                b[p].fg != ratatui::style::Color::Reset || b[p].bg != ratatui::style::Color::Reset
+            })
+            .count();
+        assert_eq!(colours, 0, "monochrome uses no colour");
+        insta::assert_snapshot!(
+            format!("monochrome_{w}x{h}"),
+            format!("{}\n{}", text(&b), styles(&b))
+        );
+    }
+}

@@ -1,0 +1,727 @@
+//! `update` as a table: each case asserts the new state AND the effects. No IO, no
+//! async, no clock. Then a property-style run: random key sequences through `update`
+//! and `view` at several sizes must never panic.
+#![allow(clippy::unwrap_used)]
+
+mod tui_fixtures;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
+use oq::domain::AnswerInput;
+use oq::domain::readiness::ReadinessGate;
+use oq::engine::StatusFilter;
+use oq::tui::effect::{Effect, Msg};
+use oq::tui::keymap::{Action, Keymap, KeysConfig};
+use oq::tui::model::{Connection, Focus, Model, NoticeKind};
+use oq::tui::theme::Theme;
+use oq::tui::update::{init, update};
+use oq::wire::{QuestionList, Readiness};
+use tui_fixtures::*;
+
+fn me() -> Model {
+    loaded("dev-a", sample("dev-a"))
+}
+
+fn notice(m: &Model) -> String {
+    m.notice
+        .as_ref()
+        .map(|n| n.text.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn start_up_loads_the_first_page_and_the_counts() {
+    let mut m = Model::new("dev-a", "local", None, NOW, Keymap::default());
+    let fx = init(&mut m);
+    assert_eq!(
+        fx,
+        vec![
+            Effect::Load {
+                id: 1,
+                filter: StatusFilter::Open,
+                pages: 1
+            },
+            Effect::LoadCounts { id: 1 }
+        ]
+    );
+    assert!(!m.queue.loaded_once);
+}
+
+#[test]
+fn a_stale_page_is_dropped() {
+    let mut m = me();
+    let before = m.queue.items.len();
+    let stale = m.queue.generation - 1;
+    let fx = update(
+        &mut m,
+        Msg::Loaded {
+            id: stale,
+            append: false,
+            page: Ok(QuestionList {
+                items: vec![],
+                total: 0,
+                cursor: None,
+            }),
+        },
+    );
+    assert!(fx.is_empty());
+    assert_eq!(m.queue.items.len(), before);
+}
+
+#[test]
+fn the_selection_survives_a_live_update() {
+    let mut m = me();
+    update(&mut m, ch('j'));
+    assert_eq!(m.selected_id.as_deref(), Some("q-2"));
+    let fx = update(
+        &mut m,
+        Msg::Revision {
+            now: NOW,
+            revision: Ok(2),
+        },
+    );
+    let id = m.queue.generation;
+    assert_eq!(
+        fx[0],
+        Effect::Load {
+            id,
+            filter: StatusFilter::Open,
+            pages: 1
+        }
+    );
+    let mut items = sample("dev-a");
+    items.insert(
+        0,
+        question("q-new", "dev-a", "dev-a", "A newer question", None, 0),
+    );
+    items.remove(1);
+    update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: false,
+            page: Ok(QuestionList {
+                items,
+                total: 4,
+                cursor: None,
+            }),
+        },
+    );
+    assert_eq!(m.selected_id.as_deref(), Some("q-2"));
+    assert_eq!(m.selected, 1);
+}
+
+#[test]
+fn same_revision_reloads_nothing() {
+    let mut m = me();
+    assert!(
+        update(
+            &mut m,
+            Msg::Revision {
+                now: NOW,
+                revision: Ok(1)
+            }
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn accept_sends_the_suggestion_for_the_author() {
+    let mut m = me();
+    let fx = update(&mut m, ch('a'));
+    assert_eq!(
+        fx,
+        vec![Effect::Submit {
+            id: m.queue.generation,
+            question_id: "q-1".into(),
+            project: "loja".into(),
+            input: AnswerInput::accept()
+        }]
+    );
+    assert_eq!(m.submitting.as_deref(), Some("q-1"));
+    assert!(
+        update(&mut m, ch('a')).is_empty(),
+        "no second send while one is in flight"
+    );
+}
+
+#[test]
+fn a_non_author_gets_the_reason_and_no_effect_from_any_answer_key() {
+    let mut m = me();
+    update(&mut m, ch('j'));
+    update(&mut m, ch('j'));
+    assert_eq!(m.current().unwrap().question_id, "q-3");
+    for k in [ch('a'), ch('i'), ch('e'), key(KeyCode::Enter), ctrl('e')] {
+        let fx = update(&mut m, k);
+        assert!(fx.is_empty(), "{fx:?}");
+        assert_eq!(m.focus, Focus::Queue);
+        assert_eq!(
+            notice(&m),
+            "only the person who started this session, ana, can answer"
+        );
+        assert_eq!(m.notice.as_ref().unwrap().kind, NoticeKind::Error);
+    }
+    assert!(m.form.is_none());
+}
+
+#[test]
+fn typing_a_never_accepts_and_each_change_saves_the_draft() {
+    let mut m = me();
+    assert!(update(&mut m, ch('i')).is_empty());
+    assert_eq!(m.focus, Focus::Answer);
+    let fx = update(&mut m, ch('a'));
+    assert_eq!(
+        fx,
+        vec![Effect::SaveDraft {
+            question_id: "q-1".into(),
+            text: "a".into()
+        }]
+    );
+    typed(&mut m, "qy1");
+    assert_eq!(m.form.as_ref().unwrap().value(), "aqy1");
+    assert_eq!(m.drafts.get("q-1").map(String::as_str), Some("aqy1"));
+    assert!(m.submitting.is_none());
+}
+
+#[test]
+fn enter_sends_and_ctrl_j_or_alt_enter_adds_a_line() {
+    let mut m = me();
+    update(&mut m, ch('i'));
+    typed(&mut m, "one");
+    update(&mut m, ctrl('j'));
+    typed(&mut m, "two");
+    update(
+        &mut m,
+        Msg::Key(KeyEvent {
+            code: KeyCode::Enter,
+            modifiers: KeyModifiers::ALT,
+            kind: KeyEventKind::Press,
+            state: KeyEventState::NONE,
+        }),
+    );
+    typed(&mut m, "three");
+    let fx = update(&mut m, key(KeyCode::Enter));
+    assert_eq!(
+        fx,
+        vec![Effect::Submit {
+            id: m.queue.generation,
+            question_id: "q-1".into(),
+            project: "loja".into(),
+            input: AnswerInput::text("one\ntwo\nthree")
+        }]
+    );
+}
+
+#[test]
+fn enter_on_an_empty_field_says_so() {
+    let mut m = me();
+    update(&mut m, ch('i'));
+    assert!(update(&mut m, key(KeyCode::Enter)).is_empty());
+    assert!(notice(&m).contains("type an answer first"));
+}
+
+#[test]
+fn an_answer_removes_the_draft_and_reloads() {
+    let mut m = me();
+    update(&mut m, ch('i'));
+    typed(&mut m, "ok");
+    update(&mut m, key(KeyCode::Enter));
+    let q = answered(sample("dev-a").remove(0), "dev-a", false, "ok", 0);
+    let fx = update(
+        &mut m,
+        Msg::Answered {
+            id: 0,
+            question_id: "q-1".into(),
+            result: Ok(Box::new(q)),
+        },
+    );
+    let g = m.queue.generation;
+    assert_eq!(
+        fx,
+        vec![
+            Effect::RemoveDraft {
+                question_id: "q-1".into()
+            },
+            Effect::Load {
+                id: g,
+                filter: StatusFilter::Open,
+                pages: 1
+            },
+            Effect::LoadCounts {
+                id: m.counts_generation
+            },
+        ]
+    );
+    assert!(m.drafts.is_empty());
+    assert_eq!(m.focus, Focus::Queue);
+    assert!(m.submitting.is_none());
+}
+
+#[test]
+fn a_refused_answer_keeps_the_draft() {
+    let mut m = me();
+    update(&mut m, ch('i'));
+    typed(&mut m, "ok");
+    update(&mut m, key(KeyCode::Enter));
+    let fx = update(
+        &mut m,
+        Msg::Answered {
+            id: 0,
+            question_id: "q-1".into(),
+            result: Err("pergunta_ja_respondida".into()),
+        },
+    );
+    assert!(fx.is_empty());
+    assert_eq!(m.drafts.get("q-1").map(String::as_str), Some("ok"));
+    assert_eq!(notice(&m), "pergunta_ja_respondida");
+}
+
+#[test]
+fn a_draft_comes_back_when_the_question_is_reopened() {
+    let mut m = me();
+    update(&mut m, ch('i'));
+    typed(&mut m, "half");
+    update(&mut m, key(KeyCode::Esc));
+    update(&mut m, ch('j'));
+    assert_eq!(m.form.as_ref().unwrap().value(), "");
+    update(&mut m, ch('k'));
+    assert_eq!(m.form.as_ref().unwrap().value(), "half");
+}
+
+#[test]
+fn paste_goes_into_the_field_only() {
+    let mut m = me();
+    assert!(update(&mut m, Msg::Paste("a\r\nb".into())).is_empty());
+    update(&mut m, ch('i'));
+    let fx = update(&mut m, Msg::Paste("a\r\nb".into()));
+    assert_eq!(
+        fx,
+        vec![Effect::SaveDraft {
+            question_id: "q-1".into(),
+            text: "a\nb".into()
+        }]
+    );
+}
+
+#[test]
+fn the_link_goes_reconnecting_then_offline_then_live() {
+    let mut m = me();
+    update(
+        &mut m,
+        Msg::Revision {
+            now: NOW,
+            revision: Err("down".into()),
+        },
+    );
+    assert_eq!(m.connection, Connection::Reconnecting { since: NOW });
+    update(
+        &mut m,
+        Msg::Revision {
+            now: NOW + 11_000,
+            revision: Err("down".into()),
+        },
+    );
+    assert_eq!(m.connection, Connection::Offline { since: NOW });
+    let fx = update(
+        &mut m,
+        Msg::Revision {
+            now: NOW + 12_000,
+            revision: Ok(1),
+        },
+    );
+    assert_eq!(
+        m.connection,
+        Connection::Live {
+            since: NOW + 12_000
+        }
+    );
+    assert!(fx.is_empty());
+}
+
+#[test]
+fn a_new_question_rings_and_notifies_unless_switched_off() {
+    let mut m = me();
+    let id = m.counts_generation;
+    let fx = update(
+        &mut m,
+        Msg::Counts {
+            id,
+            open: Ok(5),
+            waiting: Ok(vec![]),
+        },
+    );
+    assert_eq!(fx.len(), 2);
+    assert_eq!(fx[0], Effect::Bell);
+    assert!(matches!(&fx[1], Effect::Notify { body, .. } if body.contains("5 questions")));
+    m.behaviour.bell = false;
+    m.behaviour.notify = false;
+    assert!(
+        update(
+            &mut m,
+            Msg::Counts {
+                id,
+                open: Ok(6),
+                waiting: Ok(vec![])
+            }
+        )
+        .is_empty()
+    );
+    assert_eq!(m.open_count, Some(6));
+}
+
+#[test]
+fn filter_cycles_and_reloads() {
+    let mut m = me();
+    let fx = update(&mut m, ch('f'));
+    assert_eq!(m.filter, StatusFilter::Answered);
+    assert_eq!(
+        fx[0],
+        Effect::Load {
+            id: m.queue.generation,
+            filter: StatusFilter::Answered,
+            pages: 1
+        }
+    );
+    update(&mut m, ch('f'));
+    assert_eq!(m.filter, StatusFilter::All);
+    let fx = update(&mut m, ch('o'));
+    assert_eq!(
+        m.filter,
+        StatusFilter::Open,
+        "the banner's key goes back to the open queue"
+    );
+    assert_eq!(
+        fx[0],
+        Effect::Load {
+            id: m.queue.generation,
+            filter: StatusFilter::Open,
+            pages: 1
+        }
+    );
+}
+
+#[test]
+fn incremental_search_and_sort() {
+    let mut m = me();
+    update(&mut m, ch('/'));
+    typed(&mut m, "guest");
+    assert_eq!(m.visible.len(), 1);
+    assert_eq!(m.current().unwrap().question_id, "q-2");
+    update(&mut m, key(KeyCode::Esc));
+    assert_eq!(m.visible.len(), 4);
+    assert_eq!(m.selected_id.as_deref(), Some("q-2"), "the selection stays");
+    update(&mut m, ch('s'));
+    assert_eq!(
+        m.queue.items[m.visible[0]].question_id, "q-4",
+        "newest first"
+    );
+}
+
+#[test]
+fn scrolling_near_the_end_loads_the_next_page_once() {
+    let mut m = Model::new("dev-a", "local", None, NOW, Keymap::default());
+    init(&mut m);
+    let items: Vec<_> = (0..50)
+        .map(|i| question(&format!("q-{i}"), "dev-a", "dev-a", "Q", None, 1))
+        .collect();
+    let id = m.queue.generation;
+    update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: false,
+            page: Ok(QuestionList {
+                items,
+                total: 100_000,
+                cursor: Some("c50".into()),
+            }),
+        },
+    );
+    let mut more = Vec::new();
+    for _ in 0..30 {
+        more.extend(update(&mut m, ch('j')));
+    }
+    assert_eq!(
+        more,
+        vec![Effect::LoadMore {
+            id,
+            filter: StatusFilter::Open,
+            cursor: "c50".into()
+        }]
+    );
+    let items: Vec<_> = (50..100)
+        .map(|i| question(&format!("q-{i}"), "dev-a", "dev-a", "Q", None, 1))
+        .collect();
+    update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: true,
+            page: Ok(QuestionList {
+                items,
+                total: 100_000,
+                cursor: Some("c100".into()),
+            }),
+        },
+    );
+    assert_eq!(m.queue.items.len(), 100);
+    assert_eq!(m.selected_id.as_deref(), Some("q-30"));
+}
+
+#[test]
+fn readiness_records_for_the_selected_project_and_shows_the_notice() {
+    let mut m = me();
+    let fx = update(&mut m, ch('r'));
+    assert_eq!(
+        fx,
+        vec![Effect::Readiness {
+            project: "loja".into(),
+            gate: ReadinessGate::ImReady
+        }]
+    );
+    let fx = update(&mut m, ch('R'));
+    assert_eq!(
+        fx,
+        vec![Effect::Readiness {
+            project: "loja".into(),
+            gate: ReadinessGate::ArchitectureReady
+        }]
+    );
+    update(
+        &mut m,
+        Msg::ReadinessRecorded {
+            gate: ReadinessGate::ImReady,
+            result: Ok(Readiness {
+                open_questions: 3,
+                notice: Some("3 questions are still open — answer".into()),
+            }),
+        },
+    );
+    assert_eq!(
+        notice(&m),
+        "I'm ready recorded — 3 questions are still open — answer"
+    );
+}
+
+#[test]
+fn options_multi_select_review_and_send() {
+    let mut items = sample("dev-a");
+    items.insert(
+        0,
+        with_prompts(question("q-0", "dev-a", "dev-a", "Release", None, 1)),
+    );
+    let mut m = loaded("dev-a", items);
+    update(&mut m, ch('i'));
+    assert_eq!(m.focus, Focus::Choices);
+    update(&mut m, key(KeyCode::Char(' ')));
+    update(&mut m, ch('j'));
+    update(&mut m, ch('j'));
+    update(&mut m, key(KeyCode::Char(' ')));
+    update(&mut m, ch('j'));
+    update(&mut m, key(KeyCode::Enter));
+    assert!(
+        m.choices.as_ref().unwrap().typing,
+        "Enter on the free-text row types"
+    );
+    typed(&mut m, "bsd");
+    update(&mut m, key(KeyCode::Enter));
+    let c = m.choices.as_ref().unwrap();
+    assert_eq!(c.current, 1);
+    update(&mut m, ch('j'));
+    update(&mut m, key(KeyCode::Enter));
+    assert!(m.choices.as_ref().unwrap().review);
+    let fx = update(&mut m, key(KeyCode::Enter));
+    assert_eq!(
+        fx,
+        vec![Effect::SubmitChoices {
+            question_id: "q-0".into(),
+            answers: vec![
+                vec!["linux".into(), "windows".into(), "bsd".into()],
+                vec!["beta".into()]
+            ],
+        }]
+    );
+    update(
+        &mut m,
+        Msg::ChoicesSent {
+            question_id: "q-0".into(),
+            result: Err("not supported by this source yet".into()),
+        },
+    );
+    assert!(notice(&m).contains("not supported"));
+}
+
+#[test]
+fn help_opens_and_any_key_closes_it() {
+    let mut m = me();
+    update(&mut m, ch('?'));
+    assert!(m.help);
+    assert!(
+        update(&mut m, ch('a')).is_empty(),
+        "keys behind the overlay do nothing"
+    );
+    assert!(!m.help);
+}
+
+#[test]
+fn quit_and_key_releases() {
+    let mut m = me();
+    let release = Msg::Key(KeyEvent {
+        code: KeyCode::Char('q'),
+        modifiers: KeyModifiers::NONE,
+        kind: KeyEventKind::Release,
+        state: KeyEventState::NONE,
+    });
+    assert!(update(&mut m, release).is_empty());
+    assert!(!m.quit);
+    assert_eq!(update(&mut m, ch('q')), vec![Effect::Quit]);
+    assert!(m.quit);
+    let mut m = me();
+    assert_eq!(update(&mut m, Msg::Quit), vec![Effect::Quit]);
+}
+
+#[test]
+fn keys_from_config_replace_the_defaults_and_feed_help() {
+    let cfg: KeysConfig = toml::from_str(
+        "accept = \"y\"\ndown = [\"n\", \"down\"]\n[field]\nnewline = \"alt-enter\"",
+    )
+    .unwrap();
+    let km = Keymap::with_config(&cfg).unwrap();
+    assert_eq!(km.keys_for(Action::Accept), "y");
+    assert_eq!(km.keys_for(Action::Down), "n/↓");
+    assert_eq!(km.field_keys_for(Action::Newline), "Alt-Enter");
+    assert!(toml::from_str::<KeysConfig>("no_such_action = \"x\"").is_err());
+    let mut m = Model::new("dev-a", "local", None, NOW, km);
+    init(&mut m);
+    let id = m.queue.generation;
+    update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: false,
+            page: Ok(QuestionList {
+                items: sample("dev-a"),
+                total: 4,
+                cursor: None,
+            }),
+        },
+    );
+    assert!(update(&mut m, ch('a')).is_empty());
+    assert!(matches!(
+        update(&mut m, ch('y')).as_slice(),
+        [Effect::Submit { .. }]
+    ));
+}
+
+/// xorshift: deterministic, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn random_key(r: &mut Rng) -> Msg {
+    const CODES: &[KeyCode] = &[
+        KeyCode::Enter,
+        KeyCode::Esc,
+        KeyCode::Tab,
+        KeyCode::BackTab,
+        KeyCode::Backspace,
+        KeyCode::Up,
+        KeyCode::Down,
+        KeyCode::Left,
+        KeyCode::Right,
+        KeyCode::Home,
+        KeyCode::End,
+        KeyCode::PageUp,
+        KeyCode::PageDown,
+        KeyCode::Delete,
+        KeyCode::F(1),
+    ];
+    const CHARS: &str = "jkJKgGhlaiefs/rR?oq xy1 \u{e9}—";
+    let code = if r.next() % 3 == 0 {
+        CODES[(r.next() % CODES.len() as u64) as usize]
+    } else {
+        let chars: Vec<char> = CHARS.chars().collect();
+        KeyCode::Char(chars[(r.next() % chars.len() as u64) as usize])
+    };
+    let modifiers = match r.next() % 8 {
+        0 => KeyModifiers::CONTROL,
+        1 => KeyModifiers::ALT,
+        2 => KeyModifiers::SHIFT,
+        _ => KeyModifiers::NONE,
+    };
+    Msg::Key(KeyEvent {
+        code,
+        modifiers,
+        kind: KeyEventKind::Press,
+        state: KeyEventState::NONE,
+    })
+}
+
+#[test]
+fn no_key_sequence_panics_at_any_size() {
+    let sizes = [
+        (80, 24),
+        (120, 40),
+        (40, 12),
+        (20, 5),
+        (1, 1),
+        (200, 3),
+        (69, 30),
+    ];
+    let themes = [Theme::embedded("dark").unwrap(), Theme::monochrome()];
+    for seed in 1..=6u64 {
+        let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut items = sample("dev-a");
+        items.insert(
+            2,
+            with_prompts(question("q-0", "dev-a", "dev-a", "Release", None, 1)),
+        );
+        items.push(answered(
+            question("q-9", "dev-a", "dev-a", "Done?", Some("yes"), 9),
+            "dev-a",
+            true,
+            "yes",
+            1,
+        ));
+        let mut m = loaded("dev-a", items.clone());
+        for step in 0..400 {
+            let msg = match r.next() % 40 {
+                0 => Msg::Paste("pasted\nline".into()),
+                1 => Msg::Revision {
+                    now: NOW + step * 1000,
+                    revision: if r.next() % 2 == 0 {
+                        Ok(step)
+                    } else {
+                        Err("x".into())
+                    },
+                },
+                2 => {
+                    let id = m.queue.generation;
+                    Msg::Loaded {
+                        id,
+                        append: false,
+                        page: Ok(QuestionList {
+                            items: items[..(r.next() % 6) as usize].to_vec(),
+                            total: 6,
+                            cursor: None,
+                        }),
+                    }
+                }
+                3 => Msg::Resize,
+                _ => random_key(&mut r),
+            };
+            update(&mut m, msg);
+            if m.quit {
+                m = loaded("dev-a", items.clone());
+            }
+            let (w, h) = sizes[(step as usize) % sizes.len()];
+            render(&m, &themes[(step as usize) % 2], w, h);
+        }
+    }
+}
