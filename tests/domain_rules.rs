@@ -100,6 +100,7 @@ fn question(sugestao: Option<&str>, answered: bool) -> Question {
             respondida_por: "alice".into(),
             answered_at: 1,
             choices: Vec::new(),
+            idempotency_key: None,
         }),
         prompts: Vec::new(),
         upstream: None,
@@ -612,6 +613,7 @@ fn events_use_the_adr_field_names() {
         decision_event_id: "d-1".into(),
         respondida_por: "alice".into(),
         answers: Vec::new(),
+        idempotency_key: None,
     };
     let v = serde_json::to_value(&answered).unwrap();
     assert_eq!(

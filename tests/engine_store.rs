@@ -142,6 +142,7 @@ fn declare_list_answer_list_and_the_decision_record() {
         decision_event_id: a.decision_event_id.clone(),
         respondida_por: "alice".into(),
         answers: Vec::new(),
+        idempotency_key: None,
     };
     assert!(events.contains(&answered));
     // Accepting the suggestion records it as the answer.
@@ -581,6 +582,7 @@ fn a_version_1_store_is_migrated_and_lists_correctly() {
             decision_event_id: "d-b".into(),
             respondida_por: "carol".into(),
             answers: Vec::new(),
+            idempotency_key: None,
         };
         let (qa, qb, qc) = (
             v1_question("q-a", "1?"),

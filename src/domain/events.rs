@@ -87,6 +87,14 @@ pub enum Event {
         /// For a question with options: the choices, one array per part.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         answers: Vec<Vec<String>>,
+        /// The client's key for this answer: a retry with the same key gets this answer
+        /// back instead of `pergunta_ja_respondida` (an offline outbox delivering twice).
+        #[serde(
+            default,
+            rename = "idempotencyKey",
+            skip_serializing_if = "Option::is_none"
+        )]
+        idempotency_key: Option<String>,
     },
     /// The question left the queue without an answer: dismissed by its author, or
     /// settled upstream. Like an answer, it happens at most once.

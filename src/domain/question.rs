@@ -112,6 +112,8 @@ pub struct Answer {
     pub answered_at: i64,
     /// For a question with options: the chosen labels or typed text, one array per part.
     pub choices: Vec<Vec<String>>,
+    /// The key the answering client sent, if any (see `Engine::answer_once`).
+    pub idempotency_key: Option<String>,
 }
 
 impl Question {

@@ -136,9 +136,9 @@ pub fn document() -> Value {
         "Who: an agent criativo, po, arquiteto or dev-lead. {CENTRAL_INSTRUCTION}"
     ));
 
-    let answer = with_body(
+    let mut answer = with_body(
         op(
-            "Answer a question (only the session's author)",
+            "Answer a question (only the session's author). With an Idempotency-Key header, a retry carrying the same key gets the first answer back (200) instead of 409",
             "the author of the question's session",
             &["questionId"],
             with(
@@ -164,6 +164,11 @@ pub fn document() -> Value {
         ),
         schema("AnswerInput"),
     );
+    if let Some(params) = answer["parameters"].as_array_mut() {
+        params.push(json!({ "name": "Idempotency-Key", "in": "header", "required": false,
+            "description": "1–100 letters, digits, - _ . : @; the same key from the same person returns the first answer",
+            "schema": { "type": "string" } }));
+    }
 
     let dismiss = op(
         "Dismiss a question without answering it (only the session's author); for a question that lives upstream, it is rejected there",

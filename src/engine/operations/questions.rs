@@ -84,10 +84,35 @@ impl<S: Store> Engine<S> {
         question_id: &str,
         input: &AnswerInput,
     ) -> Result<Question, OqError> {
+        self.answer_once(actor, project_id, question_id, input, None)
+    }
+
+    /// [`Engine::answer`] with the client's idempotency key: when the question already
+    /// holds an answer by the same person under the same key, that first answer is the
+    /// result (a retried delivery is not a second answer, and not a refusal either).
+    pub fn answer_once(
+        &self,
+        actor: &Actor,
+        project_id: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+        idempotency_key: Option<&str>,
+    ) -> Result<Question, OqError> {
+        if let Some(key) = idempotency_key {
+            check_id("Idempotency-Key", key)?;
+        }
         let project = self
             .store
             .transact(|view| {
                 let question = question_in(view, project_id, question_id)?;
+                let retried = question.answer.as_ref().is_some_and(|a| {
+                    idempotency_key.is_some()
+                        && a.idempotency_key.as_deref() == idempotency_key
+                        && a.respondida_por == actor.id()
+                });
+                if retried {
+                    return Ok((Vec::new(), question.project_id));
+                }
                 let decided = decide_answer(&question, actor, input)?;
                 let decision_event_id = ids::decision_id();
                 let project = question.project_id.clone();
@@ -102,6 +127,7 @@ impl<S: Store> Engine<S> {
                             decision_event_id: decision_event_id.clone(),
                             respondida_por: actor.id().into(),
                             answers: decided.choices.clone(),
+                            idempotency_key: idempotency_key.map(str::to_string),
                         },
                     ),
                     new_event(

@@ -224,6 +224,8 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Statement journals of trigger-firing inserts stay in memory, not /var/tmp files.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     Ok(())
 }
 

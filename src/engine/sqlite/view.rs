@@ -1,6 +1,6 @@
 //! Reads over the log for the engine: every state is folded from events here.
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row};
 
 use crate::domain::choices::Closure;
 use crate::domain::dev_context::Decisao;
@@ -71,8 +71,10 @@ fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Question, OqError
                     decision_event_id,
                     respondida_por,
                     answers,
+                    idempotency_key,
                     ..
                 } => Some(Answer {
+                    idempotency_key,
                     resposta,
                     aceitou_sugestao,
                     decision_event_id,
@@ -127,6 +129,27 @@ fn collect<T>(
         out.push(r??);
     }
     Ok(out)
+}
+
+/// `AND column = :project` when a project is given, nothing otherwise. Two plans rather
+/// than `(:project IS NULL OR …)`, which keeps SQLite off the project indexes.
+fn scope(sql: &str, column: &str, project: Option<&str>) -> String {
+    let clause = match project {
+        Some(_) => format!("AND {column} = :project"),
+        None => String::new(),
+    };
+    sql.replace("{scope}", &clause)
+}
+
+/// The named parameters, plus `:project` when given.
+fn bind<'a>(
+    mut params: Vec<(&'a str, &'a dyn rusqlite::ToSql)>,
+    project: &'a Option<&'a str>,
+) -> Vec<(&'a str, &'a dyn rusqlite::ToSql)> {
+    if project.is_some() {
+        params.push((":project", project));
+    }
+    params
 }
 
 impl SqliteView<'_> {
@@ -201,11 +224,12 @@ impl StoreView for SqliteView<'_> {
     }
 
     fn sessions(&self, project_id: Option<&str>) -> Result<Vec<Session>, OqError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT project_id, payload FROM events WHERE type = 'session.started'
-             AND (?1 IS NULL OR project_id = ?1) ORDER BY seq",
-        )?;
-        let rows = stmt.query_map([project_id], |r| {
+        let mut stmt = self.conn.prepare_cached(&scope(
+            "SELECT project_id, payload FROM events WHERE type = 'session.started' {scope} ORDER BY seq",
+            "project_id",
+            project_id,
+        ))?;
+        let rows = stmt.query_map(&*bind(vec![], &project_id), |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
         })?;
         let mut out = Vec::new();
@@ -249,21 +273,24 @@ impl StoreView for SqliteView<'_> {
             ),
             (status, project) => {
                 let answered_only = status == StatusFilter::Answered;
-                let items = self.query_questions(
+                let answered = if answered_only { "AND a.seq IS NOT NULL" } else { "" };
+                let sql = scope(
                     &format!(
                         "SELECT {QUESTION_COLUMNS} FROM events d {ANSWER_JOIN}
-                         WHERE d.type = 'artifact.open_question' AND (?1 IS NULL OR d.project_id = ?1)
-                           AND d.seq > ?2 AND (?3 = 0 OR a.seq IS NOT NULL)
-                         ORDER BY d.seq LIMIT ?4"
+                         WHERE d.type = 'artifact.open_question' {{scope}}
+                           AND d.seq > :after {answered} ORDER BY d.seq LIMIT :limit"
                     ),
-                    &[&project, &q.after_seq, &answered_only, &limit],
-                )?;
+                    "d.project_id",
+                    project,
+                );
+                let mut stmt = self.conn.prepare_cached(&sql)?;
+                let params = bind(vec![(":after", &q.after_seq), (":limit", &limit)], &project);
+                let items = collect(stmt.query_map(&*params, question_from_row)?)?;
                 let kind = if answered_only { "open_question.answered" } else { "artifact.open_question" };
-                let total = self.count(
-                    "SELECT count(*) FROM events WHERE type = ?1 AND (?2 IS NULL OR project_id = ?2)",
-                    &[&kind, &project],
-                )?;
-                (items, total)
+                let count_sql = scope("SELECT count(*) FROM events WHERE type = :kind {scope}", "project_id", project);
+                let params = bind(vec![(":kind", &kind)], &project);
+                let total: i64 = self.conn.prepare_cached(&count_sql)?.query_row(&*params, |r| r.get(0))?;
+                (items, total as u64)
             }
         };
         Ok(QuestionPage { items, total })
@@ -300,7 +327,15 @@ impl StoreView for SqliteView<'_> {
     }
 
     fn stories(&self, project_id: Option<&str>) -> Result<Vec<Story>, OqError> {
-        let ids = self.ids("SELECT story_id FROM events WHERE type = 'story.created' AND (?1 IS NULL OR project_id = ?1) ORDER BY seq", project_id)?;
+        let sql = scope(
+            "SELECT story_id FROM events WHERE type = 'story.created' {scope} ORDER BY seq",
+            "project_id",
+            project_id,
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let ids: Vec<String> = stmt
+            .query_map(&*bind(vec![], &project_id), |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
         let mut out = Vec::new();
         for id in ids {
             out.extend(self.story(&id)?);
@@ -354,13 +389,15 @@ impl StoreView for SqliteView<'_> {
         project_id: Option<&str>,
         person: &str,
     ) -> Result<Vec<ParkedTask>, OqError> {
-        let mut stmt = self.conn.prepare_cached(
+        let mut stmt = self.conn.prepare_cached(&scope(
             "SELECT p.task_id, p.question_id, p.at FROM open_questions o
                JOIN events p ON p.type = 'gate.rescue_parked' AND p.question_id = o.question_id
-              WHERE o.answerer = ?1 AND (?2 IS NULL OR o.project_id = ?2)
+              WHERE o.answerer = :person {scope}
               ORDER BY p.seq",
-        )?;
-        let rows = stmt.query_map(params![person, project_id], |r| {
+            "o.project_id",
+            project_id,
+        ))?;
+        let rows = stmt.query_map(&*bind(vec![(":person", &person)], &project_id), |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
@@ -448,11 +485,15 @@ impl StoreView for SqliteView<'_> {
         seq: i64,
         limit: usize,
     ) -> Result<Vec<StoredEvent>, OqError> {
-        let mut stmt = self.conn.prepare_cached(
+        let limit = limit as i64;
+        let mut stmt = self.conn.prepare_cached(&scope(
             "SELECT seq, event_id, project_id, actor, at, payload FROM events
-              WHERE seq > ?1 AND (?2 IS NULL OR project_id = ?2) ORDER BY seq LIMIT ?3",
-        )?;
-        let rows = stmt.query_map(params![seq, project_id, limit as i64], |r| {
+              WHERE seq > :after {scope} ORDER BY seq LIMIT :limit",
+            "project_id",
+            project_id,
+        ))?;
+        let params = bind(vec![(":after", &seq), (":limit", &limit)], &project_id);
+        let rows = stmt.query_map(&*params, |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,

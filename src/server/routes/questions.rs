@@ -2,7 +2,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -79,12 +79,22 @@ pub async fn declare(
 pub async fn answer(
     State(st): State<AppState>,
     who: InProject,
+    headers: HeaderMap,
     ApiPath((_, question_id)): ApiPath<(String, String)>,
     ApiJson(body): ApiJson<AnswerInput>,
 ) -> ApiResult<Json<Value>> {
     let (actor, project) = (who.actor.clone(), who.project.clone());
+    // A retry with the same key (an outbox delivering again) gets the first result.
+    let key = match headers.get("idempotency-key") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| OqError::invalid("invalid_id", "Idempotency-Key is not text"))?
+                .to_string(),
+        ),
+    };
     let q = st
-        .write(move |e| e.answer(&actor, Some(&project), &question_id, &body))
+        .write(move |e| e.answer_once(&actor, Some(&project), &question_id, &body, key.as_deref()))
         .await?;
     let item = QuestionItem::from_question(&q, &who.actor);
     let decision = item.answer.as_ref().map(|a| a.decision_event_id.clone());

@@ -1,0 +1,130 @@
+//! An answer delivered twice (an offline outbox retrying after a lost reply) is applied
+//! once: the retry with the same key gets the first answer back; anything else is still
+//! `pergunta_ja_respondida`.
+#![allow(clippy::unwrap_used)]
+
+mod common_server;
+
+use common_server::{ANA, BIA, PO, TestServer, seed};
+use oq::domain::{Actor, AnswerInput, DeclareInput, Role, SessionKind};
+use oq::engine::{EngineConfig, LocalEngine, SqliteStore};
+use reqwest::Method;
+use serde_json::json;
+
+#[test]
+fn the_engine_returns_the_first_answer_for_the_same_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = LocalEngine::new(
+        SqliteStore::open_in(dir.path()).unwrap(),
+        EngineConfig::default(),
+    );
+    let dev = Actor::person("dev-a");
+    e.start_session(&dev, "p", SessionKind::Conversation, Some("s"))
+        .unwrap();
+    let q = e
+        .declare(
+            &Actor::agent(Role::Po),
+            "p",
+            &DeclareInput {
+                pergunta: "Q?".into(),
+                session_id: "s".into(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let first = e
+        .answer_once(
+            &dev,
+            None,
+            &q.question_id,
+            &AnswerInput::text("yes"),
+            Some("k-1"),
+        )
+        .unwrap();
+    let rev = e.revision().unwrap();
+    // the same key: the first answer, nothing appended — even with a different text
+    let again = e
+        .answer_once(
+            &dev,
+            None,
+            &q.question_id,
+            &AnswerInput::text("other"),
+            Some("k-1"),
+        )
+        .unwrap();
+    assert_eq!(again.answer, first.answer);
+    assert_eq!(e.revision().unwrap(), rev);
+    // another key, or none: refused as ever
+    let err = e
+        .answer_once(
+            &dev,
+            None,
+            &q.question_id,
+            &AnswerInput::text("yes"),
+            Some("k-2"),
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "pergunta_ja_respondida");
+    let err = e
+        .answer(&dev, None, &q.question_id, &AnswerInput::text("yes"))
+        .unwrap_err();
+    assert_eq!(err.code(), "pergunta_ja_respondida");
+    // the key is no pass for someone else
+    let err = e
+        .answer_once(
+            &Actor::person("dev-b"),
+            None,
+            &q.question_id,
+            &AnswerInput::text("yes"),
+            Some("k-1"),
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "so_o_autor_da_sessao");
+    // a key that is not an id is refused before anything
+    let err = e
+        .answer_once(
+            &dev,
+            None,
+            &q.question_id,
+            &AnswerInput::text("yes"),
+            Some("a b"),
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "invalid_id");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_server_honours_the_idempotency_key_header() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let declared = s
+        .post(
+            PO,
+            "/projects/loja/open-questions",
+            json!({"pergunta": "Retry me?", "sessionId": w.conversation}),
+        )
+        .await;
+    let qid = declared.body["questionId"].as_str().unwrap().to_string();
+    let path = format!("/projects/loja/open-questions/{qid}/answer");
+    let send = |key: &'static str, who: &'static str| {
+        let req = s
+            .client
+            .request(Method::POST, s.url(&path))
+            .bearer_auth(s.token(who))
+            .header("idempotency-key", key)
+            .json(&json!({"resposta": "Yes"}));
+        async move { req.send().await.unwrap() }
+    };
+    let first = send("outbox-1", ANA).await;
+    assert_eq!(first.status(), 200);
+    let first: serde_json::Value = first.json().await.unwrap();
+    let rev = s.revision();
+    let again = send("outbox-1", ANA).await;
+    assert_eq!(again.status(), 200);
+    let again: serde_json::Value = again.json().await.unwrap();
+    assert_eq!(again["decisionEventId"], first["decisionEventId"]);
+    assert_eq!(s.revision(), rev, "a retried delivery appended nothing");
+    assert_eq!(send("outbox-2", ANA).await.status(), 409);
+    assert_eq!(send("outbox-1", BIA).await.status(), 403);
+    s.stop().await;
+}
