@@ -3,13 +3,17 @@
 //! Opening checks before it writes: a file that is not SQLite, a SQLite file that is not an
 //! oq store, and a store newer than this binary are refused untouched. Writers serialise
 //! on SQLite's own write lock (`BEGIN IMMEDIATE`), so several processes share one store:
-//! the TUI open while `oq ask` declares and another process answers.
+//! the TUI open while `oq ask` declares and another process answers. Within a process,
+//! concurrent writers share one transaction and one fsync (`writer.rs`, group commit),
+//! and reads go through their own connections.
 
 mod schema;
 mod view;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, TransactionBehavior, params};
@@ -20,6 +24,7 @@ use crate::engine::store::{NewEvent, Store, StoreView};
 
 pub use schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 use view::SqliteView;
+use writer::Writer;
 
 /// The file name of the store inside the data dir.
 pub const STORE_FILE: &str = "oq.sqlite3";
@@ -28,8 +33,14 @@ pub const STORE_FILE: &str = "oq.sqlite3";
 /// short (a few inserts), so reaching this means a stuck process, not load.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// Read connections per process: reads never wait behind a write batch, and with WAL each
+/// sees only committed data.
+const READERS: usize = 3;
+
 pub struct SqliteStore {
-    conn: Mutex<Connection>,
+    writer: Writer,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
     path: PathBuf,
 }
 
@@ -56,8 +67,17 @@ impl SqliteStore {
         let mut conn = Connection::open(path).map_err(|e| not_writable(path, &e))?;
         configure(&conn).map_err(|e| classify_open_error(path, e))?;
         migrate(&mut conn, path)?;
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let reader = Connection::open(path).map_err(|e| not_writable(path, &e))?;
+            configure(&reader).map_err(|e| classify_open_error(path, e))?;
+            reader.pragma_update(None, "query_only", "ON")?;
+            readers.push(Mutex::new(reader));
+        }
         Ok(SqliteStore {
-            conn: Mutex::new(conn),
+            writer: Writer::new(conn),
+            readers,
+            next_reader: AtomicUsize::new(0),
             path: path.to_path_buf(),
         })
     }
@@ -66,16 +86,17 @@ impl SqliteStore {
         &self.path
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, OqError> {
-        self.conn
-            .lock()
-            .map_err(|_| OqError::Internal("store connection poisoned by a panic".into()))
+    /// A read connection, round robin; a poisoned one is still usable (reads hold no
+    /// transaction across a panic that matters: `finish` ends it).
+    fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
+        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len();
+        self.readers[i].lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 impl Store for SqliteStore {
     fn read<T>(&self, f: impl FnOnce(&dyn StoreView) -> Result<T, OqError>) -> Result<T, OqError> {
-        let mut conn = self.lock()?;
+        let mut conn = self.reader();
         // A deferred transaction gives every query of `f` the same snapshot.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let out = f(&SqliteView::new(&tx))?;
@@ -87,49 +108,49 @@ impl Store for SqliteStore {
         &self,
         decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError>,
     ) -> Result<(Vec<StoredEvent>, T), OqError> {
-        let mut conn = self.lock()?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(busy)?;
-        let (new_events, out) = decide(&SqliteView::new(&tx))?;
-        let mut stored = Vec::with_capacity(new_events.len());
-        {
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO events (event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            )?;
-            let at = now_ms();
-            for ne in new_events {
-                let event_id = ids::event_id();
-                let payload = serde_json::to_string(&ne.event)
-                    .map_err(|e| OqError::Internal(e.to_string()))?;
-                insert
-                    .execute(params![
-                        event_id,
-                        ne.event.type_name(),
-                        ne.project_id,
-                        ne.event.session_id(),
-                        ne.event.question_id(),
-                        ne.event.task_id(),
-                        ne.event.story_id(),
-                        ne.actor,
-                        at,
-                        payload
-                    ])
-                    .map_err(constraint_to_domain)?;
-                stored.push(StoredEvent {
-                    seq: tx.last_insert_rowid(),
-                    event_id,
-                    project_id: ne.project_id,
-                    actor: ne.actor,
-                    at,
-                    event: ne.event,
-                });
-            }
-        }
-        tx.commit().map_err(busy)?;
-        Ok((stored, out))
+        self.writer.transact(decide, append_events)
     }
+}
+
+/// Appends events at the end of the log, inside the caller's transaction.
+fn append_events(
+    conn: &Connection,
+    new_events: Vec<NewEvent>,
+) -> Result<Vec<StoredEvent>, OqError> {
+    let mut stored = Vec::with_capacity(new_events.len());
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO events (event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    let at = now_ms();
+    for ne in new_events {
+        let event_id = ids::event_id();
+        let payload =
+            serde_json::to_string(&ne.event).map_err(|e| OqError::Internal(e.to_string()))?;
+        insert
+            .execute(params![
+                event_id,
+                ne.event.type_name(),
+                ne.project_id,
+                ne.event.session_id(),
+                ne.event.question_id(),
+                ne.event.task_id(),
+                ne.event.story_id(),
+                ne.actor,
+                at,
+                payload
+            ])
+            .map_err(constraint_to_domain)?;
+        stored.push(StoredEvent {
+            seq: conn.last_insert_rowid(),
+            event_id,
+            project_id: ne.project_id,
+            actor: ne.actor,
+            at,
+            event: ne.event,
+        });
+    }
+    Ok(stored)
 }
 
 pub fn now_ms() -> i64 {
