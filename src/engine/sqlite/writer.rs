@@ -107,10 +107,8 @@ impl Writer {
         };
         let outcome = in_savepoint(&state.conn, decide, append);
         if !leader {
-            if outcome.is_err() {
-                // Refused: nothing of it is in the batch; no need to wait for the commit.
-                return outcome;
-            }
+            // Refused: nothing of it is in the batch; no need to wait for the commit.
+            let done = outcome?;
             while state.ended < batch {
                 state = self
                     .committed
@@ -121,7 +119,7 @@ impl Writer {
                 Some((failed, message)) if *failed == batch => {
                     Err(OqError::Internal(message.clone()))
                 }
-                _ => outcome,
+                _ => Ok(done),
             };
         }
         // The leader: let the writers queued behind it join, then commit for all.

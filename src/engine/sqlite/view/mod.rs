@@ -1,14 +1,16 @@
 //! Reads over the log for the engine: every state is folded from events here.
 
-use rusqlite::{Connection, OptionalExtension, Row};
+use rusqlite::{Connection, OptionalExtension};
 
-use crate::domain::choices::Closure;
 use crate::domain::dev_context::Decisao;
 use crate::domain::gate::Gate;
 use crate::domain::work::{Session, Story, Task, WorkState};
-use crate::domain::{Answer, Event, OqError, Question, StoredEvent};
+use crate::domain::{Event, OqError, Question, StoredEvent};
 use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StatusFilter, StoreView};
 
+mod rows;
+
+use rows::{ANSWER_JOIN, QUESTION_COLUMNS, collect, parse_event, question_from_row, session_from};
 pub struct SqliteView<'c> {
     conn: &'c Connection,
 }
@@ -17,118 +19,6 @@ impl<'c> SqliteView<'c> {
     pub fn new(conn: &'c Connection) -> Self {
         SqliteView { conn }
     }
-}
-
-/// The columns that make a [`Question`]: the declaration, its session's author, and the
-/// answer when there is one. `d` is the declaration event.
-const QUESTION_COLUMNS: &str = "
-    d.seq, d.project_id, d.at, d.payload,
-    (SELECT json_extract(s.payload, '$.author') FROM events s
-      WHERE s.type = 'session.started' AND s.session_id = d.session_id),
-    a.payload, a.at, c.payload, c.at,
-    EXISTS (SELECT 1 FROM events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id)";
-
-/// The answer (`a`) and the closure (`c`) of the declaration `d`, when there are.
-const ANSWER_JOIN: &str = "
-    LEFT JOIN events a ON a.type = 'open_question.answered' AND a.question_id = d.question_id
-    LEFT JOIN events c ON c.type = 'open_question.closed' AND c.question_id = d.question_id";
-
-fn parse_event(payload: &str) -> Result<Event, OqError> {
-    serde_json::from_str(payload)
-        .map_err(|e| OqError::Internal(format!("unreadable event in the log: {e}")))
-}
-
-fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Question, OqError>> {
-    let seq: i64 = row.get(0)?;
-    let project_id: String = row.get(1)?;
-    let created_at: i64 = row.get(2)?;
-    let payload: String = row.get(3)?;
-    let session_author: Option<String> = row.get(4)?;
-    let answer: Option<(String, i64)> = row.get::<_, Option<String>>(5)?.zip(row.get(6)?);
-    let closure: Option<(String, i64)> = row.get::<_, Option<String>>(7)?.zip(row.get(8)?);
-    let orphaned: bool = row.get(9)?;
-    Ok((|| {
-        let Event::OpenQuestion {
-            question_id,
-            pergunta,
-            sugestao,
-            afeta,
-            autor,
-            session_id,
-            source,
-            prompts,
-            upstream,
-        } = parse_event(&payload)?
-        else {
-            return Err(OqError::Internal(format!("event {seq} is not a question")));
-        };
-        let answer = match answer {
-            None => None,
-            Some((p, answered_at)) => match parse_event(&p)? {
-                Event::QuestionAnswered {
-                    resposta,
-                    aceitou_sugestao,
-                    decision_event_id,
-                    respondida_por,
-                    answers,
-                    idempotency_key,
-                    ..
-                } => Some(Answer {
-                    idempotency_key,
-                    resposta,
-                    aceitou_sugestao,
-                    decision_event_id,
-                    respondida_por,
-                    answered_at,
-                    choices: answers,
-                }),
-                _ => {
-                    return Err(OqError::Internal(format!(
-                        "answer of {question_id} is not an answer"
-                    )));
-                }
-            },
-        };
-        let closure = match closure {
-            None => None,
-            Some((p, at)) => match parse_event(&p)? {
-                Event::QuestionClosed { reason, by, .. } => Some(Closure { reason, by, at }),
-                _ => {
-                    return Err(OqError::Internal(format!(
-                        "closure of {question_id} is not a closure"
-                    )));
-                }
-            },
-        };
-        Ok(Question {
-            question_id,
-            project_id,
-            session_id,
-            session_author: session_author.unwrap_or_default(),
-            pergunta,
-            sugestao,
-            afeta,
-            autor,
-            source,
-            created_at,
-            seq,
-            answer,
-            prompts,
-            upstream,
-            closure,
-            orphaned,
-        })
-    })())
-}
-
-fn collect<T>(
-    rows: impl Iterator<Item = rusqlite::Result<Result<T, OqError>>>,
-) -> Result<Vec<T>, OqError> {
-    let mut out = Vec::new();
-    for r in rows {
-        out.push(r??);
-    }
-    Ok(out)
 }
 
 /// `AND column = :project` when a project is given, nothing otherwise. Two plans rather
@@ -524,24 +414,5 @@ impl SqliteView<'_> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         let rows = stmt.query_map([arg], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-}
-
-fn session_from(project_id: String, event: Event) -> Result<Session, OqError> {
-    match event {
-        Event::SessionStarted {
-            session_id,
-            kind,
-            author,
-        } => Ok(Session {
-            session_id,
-            project_id,
-            kind,
-            author,
-        }),
-        other => Err(OqError::Internal(format!(
-            "expected a session event, found {}",
-            other.type_name()
-        ))),
     }
 }

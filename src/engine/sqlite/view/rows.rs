@@ -1,0 +1,139 @@
+//! Rows of the log turned into the domain's values: a question with its answer, closure
+//! and orphan mark; a session. Pure mapping, no queries.
+
+use rusqlite::Row;
+
+use crate::domain::choices::Closure;
+use crate::domain::work::Session;
+use crate::domain::{Answer, Event, OqError, Question};
+
+/// The columns that make a [`Question`]: the declaration, its session's author, and the
+/// answer when there is one. `d` is the declaration event.
+pub(super) const QUESTION_COLUMNS: &str = "
+    d.seq, d.project_id, d.at, d.payload,
+    (SELECT json_extract(s.payload, '$.author') FROM events s
+      WHERE s.type = 'session.started' AND s.session_id = d.session_id),
+    a.payload, a.at, c.payload, c.at,
+    EXISTS (SELECT 1 FROM events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id)";
+
+/// The answer (`a`) and the closure (`c`) of the declaration `d`, when there are.
+pub(super) const ANSWER_JOIN: &str = "
+    LEFT JOIN events a ON a.type = 'open_question.answered' AND a.question_id = d.question_id
+    LEFT JOIN events c ON c.type = 'open_question.closed' AND c.question_id = d.question_id";
+
+pub(super) fn parse_event(payload: &str) -> Result<Event, OqError> {
+    serde_json::from_str(payload)
+        .map_err(|e| OqError::Internal(format!("unreadable event in the log: {e}")))
+}
+
+pub(super) fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Question, OqError>> {
+    let seq: i64 = row.get(0)?;
+    let project_id: String = row.get(1)?;
+    let created_at: i64 = row.get(2)?;
+    let payload: String = row.get(3)?;
+    let session_author: Option<String> = row.get(4)?;
+    let answer: Option<(String, i64)> = row.get::<_, Option<String>>(5)?.zip(row.get(6)?);
+    let closure: Option<(String, i64)> = row.get::<_, Option<String>>(7)?.zip(row.get(8)?);
+    let orphaned: bool = row.get(9)?;
+    Ok((|| {
+        let Event::OpenQuestion {
+            question_id,
+            pergunta,
+            sugestao,
+            afeta,
+            autor,
+            session_id,
+            source,
+            prompts,
+            upstream,
+        } = parse_event(&payload)?
+        else {
+            return Err(OqError::Internal(format!("event {seq} is not a question")));
+        };
+        let answer = match answer {
+            None => None,
+            Some((p, answered_at)) => match parse_event(&p)? {
+                Event::QuestionAnswered {
+                    resposta,
+                    aceitou_sugestao,
+                    decision_event_id,
+                    respondida_por,
+                    answers,
+                    idempotency_key,
+                    ..
+                } => Some(Answer {
+                    idempotency_key,
+                    resposta,
+                    aceitou_sugestao,
+                    decision_event_id,
+                    respondida_por,
+                    answered_at,
+                    choices: answers,
+                }),
+                _ => {
+                    return Err(OqError::Internal(format!(
+                        "answer of {question_id} is not an answer"
+                    )));
+                }
+            },
+        };
+        let closure = match closure {
+            None => None,
+            Some((p, at)) => match parse_event(&p)? {
+                Event::QuestionClosed { reason, by, .. } => Some(Closure { reason, by, at }),
+                _ => {
+                    return Err(OqError::Internal(format!(
+                        "closure of {question_id} is not a closure"
+                    )));
+                }
+            },
+        };
+        Ok(Question {
+            question_id,
+            project_id,
+            session_id,
+            session_author: session_author.unwrap_or_default(),
+            pergunta,
+            sugestao,
+            afeta,
+            autor,
+            source,
+            created_at,
+            seq,
+            answer,
+            prompts,
+            upstream,
+            closure,
+            orphaned,
+        })
+    })())
+}
+
+pub(super) fn collect<T>(
+    rows: impl Iterator<Item = rusqlite::Result<Result<T, OqError>>>,
+) -> Result<Vec<T>, OqError> {
+    let mut out = Vec::new();
+    for r in rows {
+        out.push(r??);
+    }
+    Ok(out)
+}
+
+pub(super) fn session_from(project_id: String, event: Event) -> Result<Session, OqError> {
+    match event {
+        Event::SessionStarted {
+            session_id,
+            kind,
+            author,
+        } => Ok(Session {
+            session_id,
+            project_id,
+            kind,
+            author,
+        }),
+        other => Err(OqError::Internal(format!(
+            "expected a session event, found {}",
+            other.type_name()
+        ))),
+    }
+}
