@@ -5,10 +5,12 @@
 //! - [`cli`]: the script doors (`oq ask`, `oq list`, `oq answer`…).
 //! - [`server`]: `oq serve`, the HTTP API.
 
+pub mod bridge;
 pub mod cli;
 pub mod demo;
 pub mod domain;
 pub mod engine;
+pub mod opencode;
 pub mod server;
 pub mod source;
 pub mod tui;

@@ -56,6 +56,10 @@ struct Tui {
 
 impl Tui {
     fn spawn(dir: &Path, user: &str) -> Tui {
+        Tui::spawn_with(dir, user, &[])
+    }
+
+    fn spawn_with(dir: &Path, user: &str, env: &[(&str, &str)]) -> Tui {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -72,6 +76,9 @@ impl Tui {
         cmd.env("OQ_CONFIG_DIR", config.path());
         cmd.env("EDITOR", "true");
         cmd.env("VISUAL", "true");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let child = pair.slave.spawn_command(cmd).expect("spawn oq");
         let mut reader = pair.master.try_clone_reader().expect("reader");
         let output = Arc::new(Mutex::new(Vec::new()));
@@ -176,6 +183,23 @@ impl Tui {
             tail.ends_with("\x1b[?1049l\x1b[?25h"),
             "stream ends with {tail:?}"
         );
+        self.assert_tty_sane();
+    }
+
+    /// After a panic the message follows the restore: the alternate screen is left and
+    /// the cursor shown after the last time it was entered, and the tty is sane.
+    fn assert_restored_then_text(&self) {
+        let raw = String::from_utf8_lossy(&self.raw()).to_string();
+        let entered = raw
+            .rfind("\x1b[?1049h")
+            .expect("entered the alternate screen");
+        let rest = &raw[entered..];
+        let left = rest.find("\x1b[?1049l").expect("left the alternate screen");
+        assert!(rest[left..].contains("\x1b[?25h"), "cursor shown again");
+        self.assert_tty_sane();
+    }
+
+    fn assert_tty_sane(&self) {
         let tty: PathBuf = self.master.tty_name().expect("tty name");
         let out = Command::new("stty")
             .arg("-a")
@@ -449,4 +473,50 @@ fn sighup_restores_the_terminal() {
     tui.signal("HUP");
     tui.wait_exit();
     tui.assert_restored();
+}
+
+#[test]
+fn a_panic_restores_the_terminal_and_keeps_the_draft() {
+    let data = demo();
+    let mut tui = Tui::spawn_with(data.path(), "dev-a", &[("OQ_TEST_PANIC_KEY", "~")]);
+    tui.wait_text("Open questions (6)");
+    tui.send(b"g");
+    tui.send(b"j");
+    tui.wait_text("Should guest checkout be supported");
+    tui.send(b"i");
+    tui.typed("kept across a panic");
+    tui.wait_text("kept across a panic");
+    tui.send(b"~");
+    tui.wait_exit();
+    tui.assert_restored_then_text();
+    let drafts: Vec<String> = std::fs::read_dir(data.path().join("drafts"))
+        .expect("drafts dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".txt"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(drafts, vec!["kept across a panic".to_string()]);
+}
+
+#[test]
+fn sighup_keeps_the_draft() {
+    let data = demo();
+    let mut tui = Tui::spawn(data.path(), "dev-a");
+    tui.wait_text("Open questions (6)");
+    tui.send(b"g");
+    tui.send(b"j");
+    tui.wait_text("Should guest checkout be supported");
+    tui.send(b"i");
+    tui.typed("kept across a hangup");
+    tui.wait_text("kept across a hangup");
+    tui.signal("HUP");
+    tui.wait_exit();
+    tui.assert_restored();
+    let drafts: Vec<String> = std::fs::read_dir(data.path().join("drafts"))
+        .expect("drafts dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".txt"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(drafts, vec!["kept across a hangup".to_string()]);
 }

@@ -133,6 +133,7 @@ fn accept_sends_the_suggestion_for_the_author() {
         fx,
         vec![Effect::Submit {
             id: m.queue.generation,
+            key: "tui-1".into(),
             question_id: "q-1".into(),
             project: "loja".into(),
             input: AnswerInput::accept()
@@ -205,6 +206,7 @@ fn enter_sends_and_ctrl_j_or_alt_enter_adds_a_line() {
         fx,
         vec![Effect::Submit {
             id: m.queue.generation,
+            key: "tui-1".into(),
             question_id: "q-1".into(),
             project: "loja".into(),
             input: AnswerInput::text("one\ntwo\nthree")
@@ -335,7 +337,15 @@ fn the_link_goes_reconnecting_then_offline_then_live() {
             since: NOW + 12_000
         }
     );
-    assert!(fx.is_empty());
+    // Every attach rehydrates the queue and delivers the outbox (issue 6).
+    assert!(matches!(
+        fx.as_slice(),
+        [
+            Effect::Load { .. },
+            Effect::LoadCounts { .. },
+            Effect::FlushOutbox
+        ]
+    ));
 }
 
 #[test]
@@ -574,10 +584,17 @@ fn quit_and_key_releases() {
     });
     assert!(update(&mut m, release).is_empty());
     assert!(!m.quit);
-    assert_eq!(update(&mut m, ch('q')), vec![Effect::Quit]);
+    // Quitting is a teardown through the one cleanup: the watcher stops, then the end.
+    assert_eq!(
+        update(&mut m, ch('q')),
+        vec![Effect::StopWatcher, Effect::Quit]
+    );
     assert!(m.quit);
     let mut m = me();
-    assert_eq!(update(&mut m, Msg::Quit), vec![Effect::Quit]);
+    assert_eq!(
+        update(&mut m, Msg::Quit),
+        vec![Effect::StopWatcher, Effect::Quit]
+    );
 }
 
 #[test]

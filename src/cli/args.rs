@@ -26,8 +26,9 @@ pub struct GlobalArgs {
     /// Where the local store lives (default: the platform's data dir for oq).
     #[arg(long, global = true, env = "OQ_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Where to work: `local` (the embedded engine, the default) or `http://HOST:PORT`
-    /// (an `oq serve` server).
+    /// Where to work: `local` (the embedded engine, the default), `http://HOST:PORT`
+    /// (an `oq serve` server) or `opencode+http://HOST:PORT` (an OpenCode server's
+    /// pending questions; with `--directory`).
     #[arg(long, global = true, env = "OQ_SOURCE")]
     pub source: Option<String>,
     /// The bearer token for a server source.
@@ -46,6 +47,10 @@ pub struct GlobalArgs {
     /// Print stable JSON instead of text (documented in the README).
     #[arg(long, global = true)]
     pub json: bool,
+    /// An OpenCode source's directory (absolute, or relative to here); repeat for several.
+    /// Default: the profile's `directories`, else the current directory.
+    #[arg(long = "directory", global = true, value_name = "DIR")]
+    pub directories: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -58,6 +63,9 @@ pub enum Command {
     Show { question_id: String },
     /// Answer a question of a session you started.
     Answer(AnswerArgs),
+    /// Close a question without answering it (its session's author only); an OpenCode
+    /// question is rejected upstream.
+    Dismiss { question_id: String },
     /// How many questions are still open; `--record` says "I'm ready" / "Confirm architecture ready".
     Readiness(ReadinessArgs),
     /// Emit a QA verdict on a task (as `qa-agent`); several are consolidated.
@@ -79,6 +87,16 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print a new bearer token and the sha256 to put in `oq serve`'s configuration.
     Token,
+    /// Answers waiting for a remote source (kept while it was unreachable), with their
+    /// state; `--deliver` sends the pending ones now.
+    Outbox(OutboxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OutboxArgs {
+    /// Deliver the pending answers for the current source now (exit 12 if some stay queued).
+    #[arg(long)]
+    pub deliver: bool,
 }
 
 #[derive(Debug, Args)]
@@ -125,7 +143,7 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("how").required(true).args(["text", "accept"])))]
+#[command(group(clap::ArgGroup::new("how").required(true).args(["text", "accept", "answers_json"])))]
 pub struct AnswerArgs {
     pub question_id: String,
     /// The answer; `-` reads it from standard input.
@@ -134,6 +152,10 @@ pub struct AnswerArgs {
     /// Accept the question's suggestion.
     #[arg(long)]
     pub accept: bool,
+    /// For a question with options: the choices as JSON, one array of labels (or typed
+    /// text) per part, e.g. `[["SQLite"],["Red","Blue"]]`; `-` reads it from standard input.
+    #[arg(long, value_name = "JSON")]
+    pub answers_json: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -10,7 +10,9 @@ use super::args::GlobalArgs;
 use crate::domain::text::check_id;
 use crate::domain::{Actor, OqError, Role};
 use crate::engine::{EngineConfig, LocalEngine, SqliteStore};
-use crate::source::{AnySource, HttpSource, LocalSource, Source, profile};
+use crate::opencode::Auth;
+use crate::source::opencode::{self, OpencodeSource};
+use crate::source::{AnySource, HttpSource, LocalSource, ResilientSource, Source, profile};
 use crate::wire::ErrorBody;
 
 pub struct Context {
@@ -60,11 +62,31 @@ impl Context {
                 .clone()
                 .or(profile.token.clone())
                 .unwrap_or_default();
-            AnySource::Http(HttpSource::new(&source_name, &token)?)
+            // Offline mirror + outbox in the data dir (src/source/resilient.rs).
+            let http = HttpSource::new(&source_name, &token)?;
+            AnySource::Resilient(ResilientSource::new(http, &data_dir(&global)?)?)
+        } else if let Some(base) = source_name.strip_prefix(opencode::SCHEME) {
+            // The person who answers: `--as`, else the OS user.
+            let directories = if !global.directories.is_empty() {
+                global.directories.clone()
+            } else if !profile.directories.is_empty() {
+                profile.directories.clone()
+            } else {
+                vec![".".into()]
+            };
+            let directories = directories
+                .iter()
+                .map(|d| absolute_dir(d))
+                .collect::<Result<Vec<_>, _>>()?;
+            let auth = Auth::resolve(profile.username.as_deref(), profile.password.as_deref());
+            AnySource::Opencode(OpencodeSource::new(base, directories, &user, auth)?)
         } else {
             return Err(OqError::invalid(
                 "unknown_source",
-                format!("source {source_name:?}: expected local or http://HOST:PORT"),
+                format!(
+                    "source {source_name:?}: expected local, http://HOST:PORT or \
+                     opencode+http://HOST:PORT"
+                ),
             ));
         };
         Ok(Context {
@@ -156,6 +178,24 @@ pub fn data_dir(global: &GlobalArgs) -> Result<PathBuf, OqError> {
                 "no home directory to put the store in; pass --data-dir",
             )
         })
+}
+
+/// OpenCode scopes questions by exact absolute path: a relative `--directory` is taken
+/// from the current directory (`.` is the current directory itself, without a trailing
+/// `/.`).
+fn absolute_dir(dir: &str) -> Result<String, OqError> {
+    let path = std::path::Path::new(dir);
+    let abs = std::path::absolute(path).map_err(|e| {
+        OqError::invalid(
+            "invalid_directory",
+            format!("--directory {dir:?}: cannot make it absolute: {e}"),
+        )
+    })?;
+    let mut text = abs.to_string_lossy().into_owned();
+    while text.len() > 1 && (text.ends_with('/') || text.ends_with("/.")) {
+        text.truncate(text.len() - if text.ends_with("/.") { 2 } else { 1 });
+    }
+    Ok(text)
 }
 
 fn os_user() -> String {

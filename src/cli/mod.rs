@@ -4,6 +4,7 @@
 
 pub mod args;
 mod context;
+mod outbox;
 pub mod render;
 mod run;
 mod work;

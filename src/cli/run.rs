@@ -63,7 +63,9 @@ pub fn run(cli: Cli) -> i32 {
     };
     let result = runtime.block_on(async {
         let ctx = Context::open(cli.global)?;
-        dispatch(&ctx, command).await
+        let done = dispatch(&ctx, command).await;
+        super::outbox::note_offline(&ctx);
+        done
     });
     match result {
         Ok(code) => code,
@@ -87,6 +89,14 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
             Ok(exit::OK)
         }
         Command::Answer(a) => answer(ctx, a).await,
+        Command::Dismiss { question_id } => {
+            let item = ctx
+                .source
+                .dismiss(ctx.project_filter(), &question_id)
+                .await?;
+            ctx.emit(&item, || format!("dismissed {}\n", item.question_id));
+            Ok(exit::OK)
+        }
         Command::Readiness(r) => {
             let project = ctx.project().await?;
             let gate = r
@@ -123,6 +133,7 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
         Command::Story(s) => work::story(ctx, s).await,
         Command::Task(t) => work::task(ctx, t).await,
         Command::Demo(d) => work::demo(ctx, d).await,
+        Command::Outbox(o) => super::outbox::run(ctx, o).await,
         Command::Serve(_) | Command::Token => Err(OqError::Internal(
             "serve and token run before the local context".into(),
         )),
@@ -206,18 +217,25 @@ async fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {
 async fn answer(ctx: &Context, a: AnswerArgs) -> Result<i32, OqError> {
     let input = if a.accept {
         AnswerInput::accept()
+    } else if let Some(json) = a.answers_json.as_deref() {
+        let json = if json == "-" {
+            read_stdin()?
+        } else {
+            json.to_string()
+        };
+        let answers: Vec<Vec<String>> = serde_json::from_str(&json).map_err(|e| {
+            OqError::invalid(
+                "invalid_answers",
+                format!("--answers-json: expected an array of arrays of strings: {e}"),
+            )
+        })?;
+        AnswerInput {
+            answers: Some(answers),
+            ..AnswerInput::default()
+        }
     } else {
         let text = match a.text.as_deref() {
-            Some("-") => {
-                let mut s = String::new();
-                std::io::stdin().read_to_string(&mut s).map_err(|e| {
-                    OqError::invalid(
-                        "invalid_text",
-                        format!("cannot read the answer from stdin: {e}"),
-                    )
-                })?;
-                s
-            }
+            Some("-") => read_stdin()?,
             Some(t) => t.to_string(),
             None => String::new(),
         };
@@ -236,6 +254,17 @@ async fn answer(ctx: &Context, a: AnswerArgs) -> Result<i32, OqError> {
         format!("answered {} (decision {decision})\n", item.question_id)
     });
     Ok(exit::OK)
+}
+
+fn read_stdin() -> Result<String, OqError> {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s).map_err(|e| {
+        OqError::invalid(
+            "invalid_text",
+            format!("cannot read the answer from stdin: {e}"),
+        )
+    })?;
+    Ok(s)
 }
 
 async fn verdict(ctx: &Context, v: VerdictArgs) -> Result<i32, OqError> {

@@ -40,6 +40,18 @@ pub enum OqError {
     Timeout { question_id: String, seconds: u64 },
     #[error("internal error: {0}")]
     Internal(String),
+    /// Not a refusal: the source could not be reached, so the answer was written to the
+    /// durable outbox (on disk, synced) and will be delivered exactly once when it is back.
+    /// An error variant (not a second `Ok` type) so every door and the TUI must handle it
+    /// by name, and scripts see exit code 12 instead of a false success.
+    #[error(
+        "answer to {question_id} queued in the outbox: {source_name} cannot be reached; `oq outbox --deliver` sends it when it is back"
+    )]
+    Queued {
+        question_id: String,
+        source_name: String,
+        key: String,
+    },
 }
 
 /// Exit codes of the script doors, documented in the README. Stable.
@@ -56,6 +68,8 @@ pub mod exit {
     pub const STORE: i32 = 9;
     pub const SOURCE: i32 = 10;
     pub const TIMEOUT: i32 = 11;
+    /// The answer is in the outbox, not yet at the source (it was unreachable).
+    pub const QUEUED: i32 = 12;
 }
 
 impl OqError {
@@ -101,6 +115,7 @@ impl OqError {
             | OqError::Store { code, .. }
             | OqError::Source { code, .. } => code,
             OqError::Timeout { .. } => "timeout",
+            OqError::Queued { .. } => "queued",
             OqError::Internal(_) => "internal",
         }
     }
@@ -112,6 +127,7 @@ impl OqError {
             OqError::NotFound { .. } => 404,
             OqError::Invalid { .. } => 422,
             OqError::Timeout { .. } => 504,
+            OqError::Queued { .. } => 503,
             OqError::Source { .. } => 502,
             OqError::Store { .. } | OqError::Internal(_) => 500,
         }
@@ -128,6 +144,7 @@ impl OqError {
             OqError::Store { .. } => exit::STORE,
             OqError::Source { .. } => exit::SOURCE,
             OqError::Timeout { .. } => exit::TIMEOUT,
+            OqError::Queued { .. } => exit::QUEUED,
             OqError::Internal(_) => exit::INTERNAL,
         }
     }

@@ -1,7 +1,7 @@
 //! The source chosen at run time (`--source`, a profile, or the default `local`), as one
 //! concrete type the doors and the TUI hold.
 
-use super::{HttpSource, Identity, LocalSource, Source};
+use super::{HttpSource, Identity, LocalSource, OpencodeSource, ResilientSource, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::{StatusFilter, VerdictInput};
@@ -13,6 +13,9 @@ use crate::wire::{
 pub enum AnySource {
     Local(LocalSource),
     Http(HttpSource),
+    Opencode(OpencodeSource),
+    /// A remote `oq serve` behind the offline mirror and the outbox (`--source http://…`).
+    Resilient(ResilientSource<HttpSource>),
 }
 
 /// Forwards one call to whichever source this is.
@@ -21,6 +24,8 @@ macro_rules! each {
         match $self {
             AnySource::Local($s) => $call,
             AnySource::Http($s) => $call,
+            AnySource::Opencode($s) => $call,
+            AnySource::Resilient($s) => $call,
         }
     };
 }
@@ -63,6 +68,15 @@ impl Source for AnySource {
         input: &AnswerInput,
     ) -> Result<QuestionItem, OqError> {
         each!(self, s => s.answer(project, question_id, input).await)
+    }
+    async fn answer_once(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+        key: &str,
+    ) -> Result<QuestionItem, OqError> {
+        each!(self, s => s.answer_once(project, question_id, input, key).await)
     }
     async fn dismiss(
         &self,

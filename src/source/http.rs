@@ -265,6 +265,29 @@ impl Source for HttpSource {
         .await
     }
 
+    /// The same POST with an `Idempotency-Key` header: the server returns the first
+    /// answer to a retry with the same key from the same person.
+    async fn answer_once(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+        key: &str,
+    ) -> Result<QuestionItem, OqError> {
+        let project = self.project(project).await?;
+        let path = format!(
+            "/projects/{}/open-questions/{}/answer",
+            seg(&project),
+            seg(question_id)
+        );
+        self.send(
+            self.request(Method::POST, &path)
+                .header("idempotency-key", key)
+                .json(input),
+        )
+        .await
+    }
+
     async fn dismiss(
         &self,
         project: Option<&str>,

@@ -146,6 +146,28 @@ impl Source for LocalSource {
         .await
     }
 
+    async fn answer_once(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+        key: &str,
+    ) -> Result<QuestionItem, OqError> {
+        let (project, id, input, key) = (
+            project.map(str::to_string),
+            question_id.to_string(),
+            input.clone(),
+            key.to_string(),
+        );
+        self.blocking(move |e, me| {
+            Ok(QuestionItem::from_question(
+                &e.answer_once(&me, project.as_deref(), &id, &input, Some(&key))?,
+                &me,
+            ))
+        })
+        .await
+    }
+
     async fn dismiss(
         &self,
         project: Option<&str>,

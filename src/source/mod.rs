@@ -2,6 +2,8 @@
 //!
 //! - [`local::LocalSource`]: the embedded engine in this process (the default).
 //! - [`http::HttpSource`]: an `oq serve` server, spoken to with a bearer token.
+//! - [`opencode::OpencodeSource`]: a real OpenCode server's pending questions
+//!   (`opencode+http://HOST:PORT` with `--directory`).
 //! - [`AnySource`]: whichever of them `--source` or a profile chose.
 //!
 //! Every operation returns the wire shapes of [`crate::wire`], so a door prints the same
@@ -11,7 +13,11 @@
 mod any;
 pub mod http;
 pub mod local;
+pub mod mirror;
+pub mod opencode;
+pub mod outbox;
 pub mod profile;
+pub mod resilient;
 
 use std::future::Future;
 use std::time::Duration;
@@ -26,6 +32,8 @@ use crate::wire::{
 pub use any::AnySource;
 pub use http::HttpSource;
 pub use local::LocalSource;
+pub use opencode::OpencodeSource;
+pub use resilient::ResilientSource;
 
 /// Who the source acts as, and what it can see.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +80,20 @@ pub trait Source: Send + Sync {
         question_id: &str,
         input: &AnswerInput,
     ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    /// [`Source::answer`] under the caller's idempotency key: a retry with the same key
+    /// (the outbox delivering again after a lost reply) gets the first answer back instead
+    /// of `pergunta_ja_respondida`. The default ignores the key, for a source with no such
+    /// notion (OpenCode's single-flight claim plays that part there).
+    fn answer_once(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+        key: &str,
+    ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send {
+        let _ = key;
+        self.answer(project, question_id, input)
+    }
     /// Closes a question without answering it (its author only); a question that lives
     /// upstream is rejected there.
     fn dismiss(

@@ -7,6 +7,12 @@
 //! source = "http://oq.internal:7878"
 //! token = "…"            # or token_env = "OQ_TEAM_TOKEN"
 //! project = "loja"
+//!
+//! [profiles.agent]
+//! source = "opencode+http://127.0.0.1:4096"
+//! directories = ["/home/me/code/loja"]
+//! username = "opencode"  # OpenCode's basic auth (default user `opencode`)
+//! password = "…"         # or OPENCODE_SERVER_PASSWORD / OC_PASSWORD in the environment
 //! ```
 //!
 //! Other tables (`[tui]`, `[keys]`) belong to the TUI and are ignored here.
@@ -20,7 +26,7 @@ use crate::domain::OqError;
 
 pub const CONFIG_FILE: &str = "config.toml";
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     pub source: Option<String>,
@@ -28,6 +34,29 @@ pub struct Profile {
     /// Read the token from this environment variable instead of the file.
     pub token_env: Option<String>,
     pub project: Option<String>,
+    /// An OpenCode source's directories (`--directory` adds to none of them: it replaces).
+    #[serde(default)]
+    pub directories: Vec<String>,
+    /// An OpenCode server's basic-auth user (default `opencode`).
+    pub username: Option<String>,
+    /// An OpenCode server's basic-auth password.
+    pub password: Option<String>,
+}
+
+/// Secrets (token, password) never show in `Debug`.
+impl std::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hidden = |s: &Option<String>| s.as_ref().map(|_| "<hidden>");
+        f.debug_struct("Profile")
+            .field("source", &self.source)
+            .field("token", &hidden(&self.token))
+            .field("token_env", &self.token_env)
+            .field("project", &self.project)
+            .field("directories", &self.directories)
+            .field("username", &self.username)
+            .field("password", &hidden(&self.password))
+            .finish()
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -9,15 +9,19 @@
 //! - SIGTERM, SIGHUP and SIGQUIT become a quit; so does the event stream ending or
 //!   failing (a tty gone without SIGHUP must not spin). Every exit goes through the
 //!   terminal guard's one restore.
+//! - Every end — a quit, a signal, the tty gone, an error or a panic of the loop — is
+//!   an [`ExitReason`] fed to `update`, which calls the one cleanup
+//!   (`cleanup::abort_open_work`); the driver only runs the effects it returns, and
+//!   once more after the loop (a no-op after a clean quit, the whole release after a
+//!   panic). The watcher (`watch.rs`) feeds stalls and dead peers the same way.
 
 use std::io::{self, Stdout, Write};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use crossterm::event::{Event, EventStream};
+use crossterm::event::{KeyCode, KeyEventKind};
 use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
 use futures_util::{FutureExt, StreamExt};
 use ratatui::Terminal;
@@ -25,6 +29,8 @@ use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
+use super::app_io::{edit, load_pages, out};
+use super::cleanup::{ExitReason, Teardown};
 use super::config::{Config, config_dir};
 use super::drafts::Drafts;
 use super::effect::{Effect, Msg};
@@ -32,11 +38,13 @@ use super::keymap::Keymap;
 use super::model::{Model, PAGE};
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
+use super::watch::{Watcher, backstop};
 use super::{update, view};
+use crate::domain::OqError;
 use crate::engine::StatusFilter;
 use crate::engine::sqlite::now_ms;
 use crate::source::Source;
-use crate::wire::QuestionList;
+use crate::source::outbox::{self, Outbox};
 
 /// What the driver needs besides the source.
 #[derive(Debug, Clone)]
@@ -79,40 +87,105 @@ pub fn prepare(source_name: &str, opts: &Options) -> anyhow::Result<(Model, Them
 /// Runs the TUI until the user quits or a signal arrives.
 pub async fn run<S: Source + Clone + 'static>(source: S, opts: Options) -> anyhow::Result<()> {
     let (mut model, theme, poll) = prepare(&source.describe(), &opts)?;
+    model.client_nonce = outbox::new_key().map_err(anyhow::Error::msg)?;
+    let outbox = Outbox::open(&opts.data_dir).map_err(anyhow::Error::msg)?;
     let drafts = Drafts::new(&opts.data_dir);
-    let mut sigterm = signal(SignalKind::terminate()).context("SIGTERM handler")?;
-    let mut sighup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
-    let mut sigquit = signal(SignalKind::quit()).context("SIGQUIT handler")?;
+    let signals = Signals {
+        term: signal(SignalKind::terminate()).context("SIGTERM handler")?,
+        hup: signal(SignalKind::hangup()).context("SIGHUP handler")?,
+        quit: signal(SignalKind::quit()).context("SIGQUIT handler")?,
+    };
     let guard = TerminalGuard::enter().context("cannot take the terminal")?;
     let mut terminal = fresh_terminal().context("terminal")?;
-
-    let (tx, mut rx) = unbounded_channel::<Msg>();
+    let (tx, rx) = unbounded_channel::<Msg>();
     let mut events = EventStream::new();
-    let mut ticker = tokio::time::interval(poll);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let polling = Arc::new(AtomicBool::new(false));
     let runner = Runner {
+        name: source.describe(),
         source,
         tx: tx.clone(),
         project: opts.project.clone(),
         drafts,
+        outbox,
+        watcher: Watcher::default(),
     };
+    let looped = std::panic::AssertUnwindSafe(drive(
+        &runner,
+        &mut model,
+        &theme,
+        poll,
+        &guard,
+        &mut terminal,
+        &mut events,
+        rx,
+        signals,
+    ))
+    .catch_unwind()
+    .await;
+    // The one cleanup once more, whatever ended the loop: after a clean quit it finds
+    // nothing held; after an error or a panic it releases everything.
+    let how = match &looped {
+        Ok(Ok(())) => Teardown::Quit,
+        Ok(Err(_)) => Teardown::TtyGone,
+        Err(_) => Teardown::Panic,
+    };
+    let fx = update::update(&mut model, Msg::End(ExitReason::Teardown(how)));
+    runner.run_final(fx);
+    drop(terminal);
+    drop(guard);
+    match looped {
+        Ok(r) => r,
+        Err(_) => Err(anyhow::anyhow!(
+            "the terminal UI panicked; the draft is saved"
+        )),
+    }
+}
 
-    let first = update::init(&mut model);
-    runner.run_all(first, &mut model, &guard, &mut terminal, &mut events);
-    draw(&mut terminal, &mut model, &theme)?;
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    quit: tokio::signal::unix::Signal,
+}
+
+/// A key that panics the loop, for the pseudo-terminal test of the panic path only.
+fn panic_key() -> Option<char> {
+    std::env::var("OQ_TEST_PANIC_KEY")
+        .ok()
+        .and_then(|v| v.chars().next())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn drive<S: Source + Clone + 'static>(
+    runner: &Runner<S>,
+    model: &mut Model,
+    theme: &Theme,
+    poll: Duration,
+    guard: &TerminalGuard,
+    terminal: &mut Term,
+    events: &mut EventStream,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Msg>,
+    mut signals: Signals,
+) -> anyhow::Result<()> {
+    let mut ticker = tokio::time::interval(poll);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let backstop = backstop();
+    let panic_on = panic_key();
+    let teardown = |t| Some(Msg::End(ExitReason::Teardown(t)));
+
+    let first = update::init(model);
+    runner.run_all(first, model, guard, terminal, events);
+    draw(terminal, model, theme)?;
 
     while !model.quit {
         let msg = tokio::select! {
             ev = events.next() => event_msg(ev),
             Some(m) = rx.recv() => Some(m),
             _ = ticker.tick() => {
-                runner.poll_revision(&polling);
+                runner.watcher.poll(&runner.source, runner.project.clone(), backstop, &runner.tx);
                 None
             }
-            _ = sigterm.recv() => Some(Msg::Quit),
-            _ = sighup.recv() => Some(Msg::Quit),
-            _ = sigquit.recv() => Some(Msg::Quit),
+            _ = signals.term.recv() => teardown(Teardown::Signal),
+            _ = signals.hup.recv() => teardown(Teardown::Signal),
+            _ = signals.quit.recv() => teardown(Teardown::Signal),
         };
         let mut batch: Vec<Msg> = msg.into_iter().collect();
         // Coalesce: everything already waiting is handled before one draw.
@@ -126,18 +199,22 @@ pub async fn run<S: Source + Clone + 'static>(source: S, opts: Options) -> anyho
             }
         }
         for m in batch {
-            let fx = update::update(&mut model, m);
-            runner.run_all(fx, &mut model, &guard, &mut terminal, &mut events);
+            if let (Some(c), Msg::Key(k)) = (panic_on, &m)
+                && k.kind == KeyEventKind::Press
+                && k.code == KeyCode::Char(c)
+            {
+                panic!("OQ_TEST_PANIC_KEY pressed");
+            }
+            let fx = update::update(model, m);
+            runner.run_all(fx, model, guard, terminal, events);
             if model.quit {
                 break;
             }
         }
         if !model.quit && model.dirty {
-            draw(&mut terminal, &mut model, &theme)?;
+            draw(terminal, model, theme)?;
         }
     }
-    drop(terminal);
-    drop(guard);
     Ok(())
 }
 
@@ -156,7 +233,7 @@ fn event_msg(ev: Option<io::Result<Event>>) -> Option<Msg> {
         Some(Ok(Event::Resize(..))) => Some(Msg::Resize),
         Some(Ok(_)) => None,
         // The tty is gone or unreadable: quit rather than spin.
-        Some(Err(_)) | None => Some(Msg::Quit),
+        Some(Err(_)) | None => Some(Msg::End(ExitReason::Teardown(Teardown::TtyGone))),
     }
 }
 
@@ -174,9 +251,13 @@ pub fn draw(terminal: &mut Term, model: &mut Model, theme: &Theme) -> anyhow::Re
 
 struct Runner<S> {
     source: S,
+    /// `source.describe()`: the outbox's name for it.
+    name: String,
     tx: UnboundedSender<Msg>,
     project: Option<String>,
     drafts: Drafts,
+    outbox: Outbox,
+    watcher: Watcher,
 }
 
 fn text(e: impl std::fmt::Display) -> String {
@@ -184,23 +265,26 @@ fn text(e: impl std::fmt::Display) -> String {
 }
 
 impl<S: Source + Clone + 'static> Runner<S> {
-    fn poll_revision(&self, polling: &Arc<AtomicBool>) {
-        if polling.swap(true, Ordering::SeqCst) {
-            return;
+    /// The effects of the last cleanup, after the loop: only what must reach the disk
+    /// (drafts, the outbox) and the watcher; nothing is spawned on the way out.
+    fn run_final(&self, fx: Vec<Effect>) {
+        for effect in fx {
+            match effect {
+                Effect::SaveDraft { .. }
+                | Effect::RemoveDraft { .. }
+                | Effect::Reconcile { .. }
+                | Effect::StopWatcher => self.run(effect),
+                _ => {}
+            }
         }
-        let (source, tx, project, polling) = (
-            self.source.clone(),
-            self.tx.clone(),
-            self.project.clone(),
-            Arc::clone(polling),
-        );
-        tokio::spawn(async move {
-            let revision = source.revision(project.as_deref()).await.map_err(text);
-            polling.store(false, Ordering::SeqCst);
-            let _ = tx.send(Msg::Revision {
-                now: now_ms(),
-                revision,
-            });
+    }
+
+    fn send_outbox_count(&self, delivered: usize, conflicts: Vec<String>) {
+        let pending = self.outbox.count_pending(Some(&self.name)).unwrap_or(0);
+        let _ = self.tx.send(Msg::Outbox {
+            pending,
+            delivered,
+            conflicts,
         });
     }
 
@@ -270,20 +354,60 @@ impl<S: Source + Clone + 'static> Runner<S> {
             }
             Effect::Submit {
                 id,
+                key,
                 question_id,
                 project,
                 input,
             } => {
                 tokio::spawn(async move {
-                    let result = source
-                        .answer(Some(&project), &question_id, &input)
-                        .await
-                        .map(Box::new)
-                        .map_err(text);
-                    let _ = tx.send(Msg::Answered {
-                        id,
-                        question_id,
-                        result,
+                    let sent = source
+                        .answer_once(Some(&project), &question_id, &input, &key)
+                        .await;
+                    let msg = match sent {
+                        Err(OqError::Queued { .. }) => Msg::Queued { question_id },
+                        other => Msg::Answered {
+                            id,
+                            question_id,
+                            result: other.map(Box::new).map_err(text),
+                        },
+                    };
+                    let _ = tx.send(msg);
+                });
+            }
+            Effect::StopWatcher => self.watcher.stop(),
+            Effect::Reconcile {
+                key,
+                question_id,
+                project,
+                input,
+            } => {
+                // Synchronous on purpose: on disk before the process may end.
+                let _ = self
+                    .outbox
+                    .enqueue(&key, &self.name, Some(&project), &question_id, &input);
+                self.send_outbox_count(0, Vec::new());
+            }
+            Effect::FlushOutbox => {
+                let (outbox, name) = (self.outbox.clone(), self.name.clone());
+                tokio::spawn(async move {
+                    let report = outbox.deliver_all(&source, &name).await;
+                    let (delivered, conflicts) = match report {
+                        Ok(r) => {
+                            let qs = r
+                                .conflicts
+                                .iter()
+                                .filter_map(|k| outbox.get(k).ok().flatten())
+                                .map(|e| e.question_id)
+                                .collect();
+                            (r.delivered.len(), qs)
+                        }
+                        Err(_) => (0, Vec::new()),
+                    };
+                    let pending = outbox.count_pending(Some(&name)).unwrap_or(0);
+                    let _ = tx.send(Msg::Outbox {
+                        pending,
+                        delivered,
+                        conflicts,
                     });
                 });
             }
@@ -330,72 +454,4 @@ impl<S: Source + Clone + 'static> Runner<S> {
             Effect::Quit => {}
         }
     }
-}
-
-fn out(bytes: &[u8]) {
-    let mut o = io::stdout();
-    let _ = o.write_all(bytes);
-    let _ = o.flush();
-}
-
-async fn load_pages<S: Source>(
-    source: &S,
-    project: Option<&str>,
-    filter: StatusFilter,
-    pages: usize,
-) -> Result<QuestionList, String> {
-    let mut list = source
-        .list(project, filter, None, PAGE)
-        .await
-        .map_err(text)?;
-    for _ in 1..pages {
-        let Some(cursor) = list.cursor.clone() else {
-            break;
-        };
-        let next = source
-            .list(project, filter, Some(&cursor), PAGE)
-            .await
-            .map_err(text)?;
-        list.items.extend(next.items);
-        list.cursor = next.cursor;
-        list.total = next.total;
-    }
-    Ok(list)
-}
-
-/// `$VISUAL`, `$EDITOR` or `vi` on a temp file holding `text`; the file's text after.
-fn edit(
-    guard: &TerminalGuard,
-    dir: &Path,
-    question_id: &str,
-    text: &str,
-) -> Result<String, String> {
-    std::fs::create_dir_all(dir).map_err(text_err)?;
-    let path = dir.join(format!(".edit-{}-{question_id}.md", std::process::id()));
-    std::fs::write(&path, text).map_err(text_err)?;
-    let editor = std::env::var("VISUAL")
-        .ok()
-        .or_else(|| std::env::var("EDITOR").ok())
-        .filter(|e| !e.trim().is_empty())
-        .unwrap_or_else(|| "vi".into());
-    guard.suspend();
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg("sh")
-        .arg(&path)
-        .status();
-    let resumed = guard.resume();
-    let result = match status {
-        Ok(s) if s.success() => std::fs::read_to_string(&path).map_err(text_err),
-        Ok(s) => Err(format!("{editor} exited with {s}")),
-        Err(e) => Err(format!("{editor}: {e}")),
-    };
-    let _ = std::fs::remove_file(&path);
-    resumed.map_err(text_err)?;
-    result
-}
-
-fn text_err(e: io::Error) -> String {
-    e.to_string()
 }

@@ -29,12 +29,27 @@ pub enum Effect {
     LoadCounts {
         id: u64,
     },
+    /// Send an answer under its idempotency key (`Source::answer_once`).
     Submit {
         id: u64,
+        key: String,
         question_id: String,
         project: String,
         input: AnswerInput,
     },
+    /// Stop the revision watcher of a dead connection: abort the poll in flight and drop
+    /// any reply it may still send. The next tick is a reconnect attempt.
+    StopWatcher,
+    /// An answer whose fate is unknown: write it to the outbox under its key, to be
+    /// reconciled (sent again, applied once) on the next attach or start.
+    Reconcile {
+        key: String,
+        question_id: String,
+        project: String,
+        input: AnswerInput,
+    },
+    /// Deliver the outbox's pending answers for this source, and count them.
+    FlushOutbox,
     /// Answers to a question with options: one list of labels or typed text per prompt.
     SubmitChoices {
         question_id: String,
@@ -103,6 +118,20 @@ pub enum Msg {
         question_id: String,
         result: Result<String, String>,
     },
-    /// A signal or a vanished terminal: leave cleanly.
+    /// The quit key's twin for callers outside the keymap: a teardown.
     Quit,
+    /// A connection or the session ends without a clean reply: every terminal path is one
+    /// of these reasons, and all of them go through `cleanup::abort_open_work`.
+    End(super::cleanup::ExitReason),
+    /// The source could not be reached: the answer is in the outbox.
+    Queued {
+        question_id: String,
+    },
+    /// The outbox after a delivery or a count: what is still pending for this source,
+    /// and the questions found answered elsewhere meanwhile (their text kept).
+    Outbox {
+        pending: usize,
+        delivered: usize,
+        conflicts: Vec<String>,
+    },
 }

@@ -5,9 +5,10 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::choices::{ChoiceForm, Outcome};
+use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::Effect;
 use super::keymap::Action;
-use super::model::{Focus, Model, PAGE};
+use super::model::{Focus, InFlight, Model, PAGE};
 use super::update::{draft_changed, error, info, reload, sync_form};
 use crate::domain::AnswerInput;
 use crate::domain::readiness::ReadinessGate;
@@ -18,8 +19,7 @@ pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         if model.keymap.normal(k) == Some(Action::Quit)
             && k.modifiers.contains(KeyModifiers::CONTROL)
         {
-            model.quit = true;
-            fx.push(Effect::Quit);
+            fx.extend(quit(model));
         }
         model.help = false;
         return;
@@ -125,6 +125,11 @@ fn refusal(model: &Model) -> Option<String> {
     None
 }
 
+/// The quit key is a teardown like any other: through the one cleanup.
+fn quit(model: &mut Model) -> Vec<Effect> {
+    abort_open_work(model, &ExitReason::Teardown(Teardown::Quit))
+}
+
 fn submit_text(model: &mut Model, fx: &mut Vec<Effect>) {
     if let Some(why) = refusal(model) {
         return error(model, why);
@@ -141,9 +146,18 @@ fn submit(model: &mut Model, input: AnswerInput, fx: &mut Vec<Effect>) {
     let Some(q) = model.current() else { return };
     let (question_id, project) = (q.question_id.clone(), q.project_id.clone());
     model.submitting = Some(question_id.clone());
+    model.submit_seq += 1;
+    let key = format!("{}-{}", model.client_nonce, model.submit_seq);
+    model.in_flight = Some(InFlight {
+        key: key.clone(),
+        question_id: question_id.clone(),
+        project: project.clone(),
+        input: input.clone(),
+    });
     info(model, "sending…".into());
     fx.push(Effect::Submit {
         id: model.queue.generation,
+        key,
         question_id,
         project,
         input,
@@ -318,10 +332,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             }
             model.focus = Focus::Queue;
         }
-        Action::Quit => {
-            model.quit = true;
-            fx.push(Effect::Quit);
-        }
+        Action::Quit => fx.extend(quit(model)),
         Action::Submit | Action::Newline => {}
     }
     if matches!(action, Action::Down | Action::PageDown | Action::Bottom)

@@ -10,7 +10,9 @@
 //! except in [`open_local`]; [`open`] takes any source.
 
 pub mod app;
+mod app_io;
 pub mod choices;
+pub mod cleanup;
 pub mod config;
 pub mod drafts;
 pub mod effect;
@@ -21,6 +23,7 @@ pub mod terminal;
 pub mod theme;
 pub mod update;
 pub mod view;
+pub mod watch;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -130,6 +130,15 @@ impl AnswerForm {
     }
 }
 
+/// An answer sent and not yet replied to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InFlight {
+    pub key: String,
+    pub question_id: String,
+    pub project: String,
+    pub input: crate::domain::AnswerInput,
+}
+
 /// Settings that come from the config file and change what `update` does.
 #[derive(Debug, Clone)]
 pub struct Behaviour {
@@ -176,10 +185,21 @@ pub struct Model {
     pub choices: Option<ChoiceForm>,
     /// Every draft by question id, as on disk.
     pub drafts: HashMap<String, String>,
-    /// The question whose answer is in flight.
+    /// The question whose answer is in flight (the claim: no second send meanwhile).
     pub submitting: Option<String>,
+    /// That answer in full, with its idempotency key: handed to the outbox if the
+    /// connection ends before its reply (see `cleanup.rs`).
+    pub in_flight: Option<InFlight>,
+    /// This run's random prefix for idempotency keys (set by the driver).
+    pub client_nonce: String,
+    pub submit_seq: u64,
+    /// The revision watcher is open on a live attach (see `cleanup.rs`).
+    pub attached: bool,
+    /// A `LoadCounts` is out; its reply may ring the bell (a pending notification).
+    pub counts_in_flight: bool,
     pub connection: Connection,
     pub revision: Option<i64>,
+    /// Answers waiting in the outbox for this source (the driver counts them on disk).
     pub outbox: usize,
     pub notice: Option<Notice>,
     pub help: bool,
@@ -221,6 +241,11 @@ impl Model {
             choices: None,
             drafts: HashMap::new(),
             submitting: None,
+            in_flight: None,
+            client_nonce: "tui".into(),
+            submit_seq: 0,
+            attached: false,
+            counts_in_flight: false,
             connection: Connection::Connecting,
             revision: None,
             outbox: 0,

@@ -7,6 +7,7 @@
 
 use crossterm::event::KeyEventKind;
 
+use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::{Effect, Msg};
 use super::model::{AnswerForm, Connection, Focus, Model, Notice, NoticeKind, PAGE};
 
@@ -56,6 +57,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             if id != model.counts_generation {
                 return fx;
             }
+            model.counts_in_flight = false;
             model.dirty = true;
             if let Ok(n) = open {
                 if model.open_count.is_some_and(|prev| n > prev) {
@@ -87,6 +89,13 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.dirty = true;
             if model.submitting.as_deref() == Some(question_id.as_str()) {
                 model.submitting = None;
+            }
+            if model
+                .in_flight
+                .as_ref()
+                .is_some_and(|f| f.question_id == question_id)
+            {
+                model.in_flight = None;
             }
             match result {
                 Ok(q) => {
@@ -165,9 +174,64 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 Err(e) => error(model, format!("the editor failed: {e}")),
             }
         }
-        Msg::Quit => {
-            model.quit = true;
-            fx.push(Effect::Quit);
+        Msg::Quit => fx = abort_open_work(model, &ExitReason::Teardown(Teardown::Quit)),
+        Msg::End(reason) => fx = abort_open_work(model, &reason),
+        Msg::Queued { question_id } => {
+            model.dirty = true;
+            if model.submitting.as_deref() == Some(question_id.as_str()) {
+                model.submitting = None;
+            }
+            if model
+                .in_flight
+                .as_ref()
+                .is_some_and(|f| f.question_id == question_id)
+            {
+                model.in_flight = None;
+            }
+            // The text is in the outbox (synced): the draft has done its job.
+            model.drafts.remove(&question_id);
+            fx.push(Effect::RemoveDraft {
+                question_id: question_id.clone(),
+            });
+            if model
+                .form
+                .as_ref()
+                .is_some_and(|f| f.question_id == question_id)
+            {
+                model.form = None;
+            }
+            if model.focus == Focus::Answer {
+                model.focus = Focus::Queue;
+            }
+            model.outbox += 1;
+            info(
+                model,
+                format!("queued: {question_id} is in the outbox, sent when the source is back"),
+            );
+        }
+        Msg::Outbox {
+            pending,
+            delivered,
+            conflicts,
+        } => {
+            model.dirty = model.dirty || model.outbox != pending;
+            model.outbox = pending;
+            if !conflicts.is_empty() {
+                error(
+                    model,
+                    format!(
+                        "answered elsewhere meanwhile: {} — your text is kept (oq outbox)",
+                        conflicts.join(", ")
+                    ),
+                );
+                model.dirty = true;
+            } else if delivered > 0 {
+                info(model, format!("{delivered} queued answer(s) delivered"));
+                model.dirty = true;
+            }
+            if delivered > 0 || !conflicts.is_empty() {
+                fx.extend(reload(model));
+            }
         }
     }
     fx
@@ -178,6 +242,7 @@ pub fn reload(model: &mut Model) -> Vec<Effect> {
     model.queue.generation += 1;
     model.queue.loading_more = false;
     model.counts_generation += 1;
+    model.counts_in_flight = true;
     let pages = model
         .queue
         .items
@@ -207,14 +272,21 @@ fn on_revision(model: &mut Model, now: i64, revision: Result<i64, String>, fx: &
             if !matches!(model.connection, Connection::Live { .. }) {
                 model.connection = Connection::Live { since: now };
             }
-            if model.revision != Some(r) {
+            if !model.attached {
+                // (Re)attach: rehydrate the queue and deliver what waited in the outbox.
+                model.attached = true;
+                model.revision = Some(r);
+                fx.extend(reload(model));
+                fx.push(Effect::FlushOutbox);
+            } else if model.revision != Some(r) {
                 // Also the first time: a change between the first load and the first
                 // poll must not be missed.
                 model.revision = Some(r);
                 fx.extend(reload(model));
             }
         }
-        Err(_) => {
+        Err(e) => {
+            fx.extend(abort_open_work(model, &ExitReason::Errored(e)));
             model.connection = match model.connection {
                 Connection::Reconnecting { since }
                     if now - since >= model.behaviour.offline_after_ms =>

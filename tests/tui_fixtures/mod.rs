@@ -224,6 +224,8 @@ pub fn loaded(me: &str, items: Vec<QuestionItem>) -> Model {
         since: NOW - 5 * MIN,
     };
     m.revision = Some(1);
+    // The watcher is attached (issue 6: the first revision's attach).
+    m.attached = true;
     m
 }
 

@@ -1,0 +1,83 @@
+//! The driver's IO helpers: raw bytes to the terminal (bell, OSC notifications), loading
+//! several pages of the list, and `$EDITOR` around the terminal guard. No state here.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use super::model::PAGE;
+use super::terminal::TerminalGuard;
+use crate::engine::StatusFilter;
+use crate::source::Source;
+use crate::wire::QuestionList;
+
+fn text(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+pub(super) fn out(bytes: &[u8]) {
+    let mut o = io::stdout();
+    let _ = o.write_all(bytes);
+    let _ = o.flush();
+}
+
+pub(super) async fn load_pages<S: Source>(
+    source: &S,
+    project: Option<&str>,
+    filter: StatusFilter,
+    pages: usize,
+) -> Result<QuestionList, String> {
+    let mut list = source
+        .list(project, filter, None, PAGE)
+        .await
+        .map_err(text)?;
+    for _ in 1..pages {
+        let Some(cursor) = list.cursor.clone() else {
+            break;
+        };
+        let next = source
+            .list(project, filter, Some(&cursor), PAGE)
+            .await
+            .map_err(text)?;
+        list.items.extend(next.items);
+        list.cursor = next.cursor;
+        list.total = next.total;
+    }
+    Ok(list)
+}
+
+/// `$VISUAL`, `$EDITOR` or `vi` on a temp file holding `text`; the file's text after.
+pub(super) fn edit(
+    guard: &TerminalGuard,
+    dir: &Path,
+    question_id: &str,
+    text: &str,
+) -> Result<String, String> {
+    std::fs::create_dir_all(dir).map_err(text_err)?;
+    let path = dir.join(format!(".edit-{}-{question_id}.md", std::process::id()));
+    std::fs::write(&path, text).map_err(text_err)?;
+    let editor = std::env::var("VISUAL")
+        .ok()
+        .or_else(|| std::env::var("EDITOR").ok())
+        .filter(|e| !e.trim().is_empty())
+        .unwrap_or_else(|| "vi".into());
+    guard.suspend();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&path)
+        .status();
+    let resumed = guard.resume();
+    let result = match status {
+        Ok(s) if s.success() => std::fs::read_to_string(&path).map_err(text_err),
+        Ok(s) => Err(format!("{editor} exited with {s}")),
+        Err(e) => Err(format!("{editor}: {e}")),
+    };
+    let _ = std::fs::remove_file(&path);
+    resumed.map_err(text_err)?;
+    result
+}
+
+fn text_err(e: io::Error) -> String {
+    e.to_string()
+}

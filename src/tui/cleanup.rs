@@ -1,0 +1,140 @@
+//! The one cleanup for every non-clean end of a client connection (SPEC §6, seed 001's
+//! HUB-1), as a pure function: it changes the model and returns the effects the driver
+//! runs. No terminal path clears anything itself; each names its [`ExitReason`] and
+//! calls [`abort_open_work`], so a path added later cannot forget a clear.
+//!
+//! What a connection holds open while it works, and how each is released:
+//!
+//! | held | kept in | released by |
+//! |---|---|---|
+//! | the revision watcher (a poll in flight, its backstop timer) | `Model::attached`; the driver's poll task | [`Effect::StopWatcher`]: the driver aborts the poll and drops its late reply |
+//! | an answer submission in flight, and its claim | `Model::in_flight`, `Model::submitting` | [`Effect::Reconcile`]: the answer goes to the outbox under its own key (sent again on the next attach, applied once); the claim is lifted |
+//! | the answer form and its draft | `Model::form`, `Model::drafts` | [`Effect::SaveDraft`] when the text is not on disk yet (never dropped); the form is reset and rebuilt from the draft by the next list |
+//! | progress indicators | `submitting`, `queue.loading_more`, a "sending…" notice | cleared |
+//! | a pending notification | `Model::counts_in_flight`: a counts reply that may ring the bell | `counts_generation` moves on, so that reply is dropped |
+//! | the terminal's modes | the driver's `TerminalGuard` | [`Effect::Quit`]: the driver drops the guard (teardown only) |
+//!
+//! Idempotent: each release happens only while the thing is held, so a second call for
+//! the same exit (a peer that dies AND errors, then a teardown) releases nothing twice.
+
+use super::effect::Effect;
+use super::model::{Focus, Model};
+use super::update::{draft_changed, error};
+
+/// Why the session's connection ended. Every terminal path is one of these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitReason {
+    /// The source was silent past the watcher's backstop.
+    Stalled,
+    /// A poll or a request failed (an HTTP or stream error).
+    Errored(String),
+    /// The peer is gone (connection refused: the server process died).
+    PeerDied(String),
+    /// The session ends: the quit key, a signal, the tty gone, a panic.
+    Teardown(Teardown),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Teardown {
+    Quit,
+    /// SIGTERM, SIGHUP (the SSH link dropped) or SIGQUIT.
+    Signal,
+    /// The event stream ended or failed without a signal.
+    TtyGone,
+    Panic,
+}
+
+/// What differs between the exits. Everything else is released on every path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClearFlags {
+    /// Give the terminal back and end the run.
+    /// - `true` — teardown: nothing follows, the terminal must be restored.
+    /// - `false` — stall / error / peer died: the TUI stays up, offline, and reattaches;
+    ///   ending the session would lose the person's place for a network blip.
+    pub release_terminal: bool,
+    /// Reset the answer form (after its draft is flushed).
+    /// - `true` — stall / error / peer died: the question may be answered elsewhere
+    ///   while we were cut off; the next list rebuilds the form from the saved draft, so
+    ///   nothing of the dead connection (undo history, a half-sent state) leaks on.
+    /// - `false` — teardown: the form dies with the process; resetting it would only
+    ///   cost a redraw on the way out, and the panic path must do as little as possible.
+    pub reset_form: bool,
+}
+
+impl ExitReason {
+    pub fn flags(&self) -> ClearFlags {
+        match self {
+            ExitReason::Stalled | ExitReason::Errored(_) | ExitReason::PeerDied(_) => ClearFlags {
+                release_terminal: false,
+                reset_form: true,
+            },
+            ExitReason::Teardown(_) => ClearFlags {
+                release_terminal: true,
+                reset_form: false,
+            },
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            ExitReason::Stalled => "the source went silent".into(),
+            ExitReason::Errored(e) => format!("the source failed: {e}"),
+            ExitReason::PeerDied(e) => format!("the source is gone: {e}"),
+            ExitReason::Teardown(_) => "closing".into(),
+        }
+    }
+}
+
+/// Releases everything the connection holds (see the module doc), once.
+pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
+    let flags = reason.flags();
+    let mut fx = Vec::new();
+    let was_attached = model.attached;
+
+    // The watcher.
+    if model.attached {
+        model.attached = false;
+        fx.push(Effect::StopWatcher);
+    }
+    // The submission in flight and its claim: its fate is unknown, so the outbox owns it.
+    if let Some(f) = model.in_flight.take() {
+        fx.push(Effect::Reconcile {
+            key: f.key,
+            question_id: f.question_id,
+            project: f.project,
+            input: f.input,
+        });
+    }
+    let had_progress = model.submitting.take().is_some() || model.queue.loading_more;
+    model.queue.loading_more = false;
+    // The draft: on disk before anything else happens to the form.
+    draft_changed(model, &mut fx);
+    if flags.reset_form && (model.form.is_some() || model.choices.is_some()) {
+        model.form = None;
+        model.choices = None;
+        if matches!(model.focus, Focus::Answer | Focus::Choices) {
+            model.focus = Focus::Queue;
+        }
+    }
+    // A pending notification.
+    if model.counts_in_flight {
+        model.counts_in_flight = false;
+        model.counts_generation += 1;
+    }
+    // The terminal.
+    if flags.release_terminal && !model.quit {
+        model.quit = true;
+        fx.push(Effect::Quit);
+    }
+    if !flags.release_terminal && (was_attached || had_progress || !fx.is_empty()) {
+        error(
+            model,
+            format!(
+                "{} — reconnecting; answers go to the outbox",
+                reason.describe()
+            ),
+        );
+    }
+    model.dirty = true;
+    fx
+}
