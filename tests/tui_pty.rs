@@ -60,6 +60,10 @@ impl Tui {
     }
 
     fn spawn_with(dir: &Path, user: &str, env: &[(&str, &str)]) -> Tui {
+        Tui::spawn_args(&["--data-dir", dir.to_str().unwrap(), "--as", user], env)
+    }
+
+    fn spawn_args(args: &[&str], env: &[(&str, &str)]) -> Tui {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -70,7 +74,7 @@ impl Tui {
             .expect("pty");
         let config = tempfile::tempdir().expect("config dir");
         let mut cmd = CommandBuilder::new(BIN);
-        cmd.args(["--data-dir", dir.to_str().unwrap(), "--as", user]);
+        cmd.args(args);
         cmd.env("TERM", "xterm-256color");
         cmd.env("NO_COLOR", "1");
         cmd.env("OQ_CONFIG_DIR", config.path());
@@ -519,4 +523,224 @@ fn sighup_keeps_the_draft() {
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .collect();
     assert_eq!(drafts, vec!["kept across a hangup".to_string()]);
+}
+
+/// A real `oq serve` from the built binary on a loopback port the OS picks, with people
+/// dev-a and ana and the agent po-bot in `loja`; killed on drop.
+struct Served {
+    child: std::process::Child,
+    base: String,
+    tokens: Vec<(String, String)>,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    fn start() -> Served {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().expect("server dir");
+        let mut config = String::from("listen = \"127.0.0.1:0\"\ndata_dir = \"data\"\n");
+        let mut tokens = Vec::new();
+        for (name, kind) in [
+            ("dev-a", "kind = \"person\""),
+            ("ana", "kind = \"person\""),
+            ("po-bot", "kind = \"agent\"\nrole = \"po\""),
+        ] {
+            let out = Command::new(BIN)
+                .args(["token", "--json"])
+                .output()
+                .expect("token");
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("token json");
+            config.push_str(&format!(
+                "\n[[users]]\nid = \"{name}\"\n{kind}\ntoken_sha256 = \"{}\"\n",
+                v["tokenSha256"].as_str().unwrap()
+            ));
+            tokens.push((name.to_string(), v["token"].as_str().unwrap().to_string()));
+        }
+        config.push_str("\n[[projects]]\nid = \"loja\"\nmembers = [\"dev-a\", \"ana\"]\nagents = [\"po-bot\"]\n");
+        let path = dir.path().join("serve.toml");
+        std::fs::write(&path, config).expect("config");
+        let mut child = Command::new(BIN)
+            .args(["serve", "--config"])
+            .arg(&path)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("oq serve");
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let base = loop {
+            let line = lines
+                .next()
+                .expect("the server says where it listens")
+                .unwrap();
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.trim().to_string();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Served {
+            child,
+            base,
+            tokens,
+            _dir: dir,
+        }
+    }
+
+    fn token(&self, who: &str) -> &str {
+        &self.tokens.iter().find(|(n, _)| n == who).unwrap().1
+    }
+
+    /// A door against the server as `who`, with its own data dir for the outbox.
+    fn oq(&self, who: &str, data: &Path, args: &[&str]) -> std::process::Output {
+        Command::new(BIN)
+            .args([
+                "--source",
+                &self.base,
+                "--token",
+                self.token(who),
+                "-p",
+                "loja",
+                "--data-dir",
+            ])
+            .arg(data)
+            .args(args)
+            .output()
+            .expect("run oq")
+    }
+
+    fn tui(&self, who: &str, data: &Path) -> Tui {
+        Tui::spawn_args(
+            &[
+                "--source",
+                &self.base,
+                "--token",
+                self.token(who),
+                "-p",
+                "loja",
+                "--data-dir",
+                data.to_str().unwrap(),
+            ],
+            &[],
+        )
+    }
+}
+
+#[test]
+fn the_tui_on_a_real_oq_serve_answers_and_sees_another_client() {
+    let served = Served::start();
+    let data = tempfile::tempdir().expect("client dir");
+    let session = served.oq("dev-a", data.path(), &["session", "start"]);
+    let session = String::from_utf8_lossy(&session.stdout).trim().to_string();
+    assert!(session.starts_with("s-"), "session {session:?}");
+    for (q, suggest) in [
+        ("Ship on Fridays?", Some("No, Thursdays")),
+        ("Which logo colour?", None),
+    ] {
+        let mut args = vec!["ask", q, "--session", &session];
+        if let Some(s) = suggest {
+            args.extend(["--suggest", s]);
+        }
+        let out = served.oq("po-bot", data.path(), &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mut tui = served.tui("dev-a", data.path());
+    tui.wait_text("Open questions (2)");
+    tui.send(b"g");
+    tui.wait_text("Ship on Fridays?");
+    tui.send(b"a");
+    tui.wait_text("Open questions (1)");
+    // Another client answers the other one: it leaves without a key press.
+    let list = served.oq("dev-a", data.path(), &["list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&list.stdout).expect("list");
+    let id = v["items"][0]["questionId"]
+        .as_str()
+        .expect("one left")
+        .to_string();
+    let out = served.oq("dev-a", data.path(), &["answer", &id, "--text", "Teal"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tui.wait_text("Open questions (0)");
+    tui.send(b"q");
+    tui.wait_exit();
+    tui.assert_restored();
+    // The server holds both answers, the TUI's with the suggestion accepted.
+    let answered = served.oq(
+        "dev-a",
+        data.path(),
+        &["list", "--status", "answered", "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&answered.stdout).expect("answered");
+    assert_eq!(v["total"], 2);
+    assert!(
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["answer"]["aceitouSugestao"] == true)
+    );
+}
+
+#[test]
+fn on_a_real_oq_serve_a_non_author_cannot_answer() {
+    let served = Served::start();
+    let data = tempfile::tempdir().expect("client dir");
+    let session = served.oq("dev-a", data.path(), &["session", "start"]);
+    let session = String::from_utf8_lossy(&session.stdout).trim().to_string();
+    let out = served.oq(
+        "po-bot",
+        data.path(),
+        &[
+            "ask",
+            "Ship on Fridays?",
+            "--suggest",
+            "No",
+            "--session",
+            &session,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut tui = served.tui("ana", data.path());
+    tui.wait_text("Ship on Fridays?");
+    for keys in [&b"a"[..], b"i", b"\r"] {
+        tui.send(keys);
+    }
+    tui.typed("yes");
+    tui.send(b"\r");
+    tui.wait_text("only the person who started this session, dev-a, can answer");
+    tui.send(b"q");
+    tui.wait_exit();
+    tui.assert_restored();
+    let open = served.oq("dev-a", data.path(), &["list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&open.stdout).expect("list");
+    assert_eq!(v["total"], 1, "nothing was answered");
+}
+
+#[test]
+fn oq_demo_on_a_terminal_fills_the_store_and_opens_the_tui() {
+    let data = tempfile::tempdir().expect("data dir");
+    let dir = data.path().to_str().unwrap();
+    let mut tui = Tui::spawn_args(&["--data-dir", dir, "--as", "dev-a", "demo"], &[]);
+    tui.wait_text("Open questions (6)");
+    tui.wait_text("Waiting for you (1)");
+    tui.send(b"q");
+    tui.wait_exit();
+    tui.assert_restored();
+    assert_eq!(open_items(data.path(), "dev-a").len(), 6);
 }

@@ -81,7 +81,7 @@ pub enum Command {
     /// Tasks: add, move, show, and what is waiting for you.
     #[command(subcommand)]
     Task(TaskCommand),
-    /// Fill the local store with a realistic sample to explore.
+    /// Fill the local store with a realistic sample and open the terminal UI on it.
     Demo(DemoArgs),
     /// Serve the HTTP API (SPEC §3) with the users and projects of a TOML file.
     Serve(ServeArgs),
@@ -254,4 +254,18 @@ pub struct DemoArgs {
     /// Print nothing but the data dir.
     #[arg(long)]
     pub quiet: bool,
+    /// Print the sample and its open queue instead of opening the terminal UI on it
+    /// (what happens anyway when not on a terminal, or with --json).
+    #[arg(long)]
+    pub print: bool,
+}
+
+impl DemoArgs {
+    /// On a terminal, `oq demo` fills the store and opens the TUI on it.
+    pub fn opens_tui(&self, json: bool) -> bool {
+        use std::io::IsTerminal;
+        !(self.quiet || self.print || json)
+            && std::io::stdout().is_terminal()
+            && std::io::stdin().is_terminal()
+    }
 }

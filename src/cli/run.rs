@@ -25,17 +25,9 @@ const WAIT_POLL: Duration = Duration::from_millis(200);
 pub fn run(cli: Cli) -> i32 {
     let json = cli.global.json;
     let Some(command) = cli.command else {
-        // No subcommand: the terminal UI.
-        let opened = Context::open(cli.global).and_then(|ctx| {
-            let dir = super::context::data_dir(&ctx.global)?;
-            let engine = ctx.local("the terminal UI")?.clone();
-            Ok((ctx, engine, dir))
-        });
-        return match opened {
-            Ok((ctx, engine, dir)) => {
-                let project = ctx.global.project.clone();
-                crate::tui::open_local(engine, ctx.user, dir, project)
-            }
+        // No subcommand: the terminal UI, on whatever source was chosen.
+        return match Context::open(cli.global) {
+            Ok(ctx) => open_tui(ctx),
             Err(e) => {
                 report_error(json, &e);
                 e.exit_code()
@@ -61,19 +53,46 @@ pub fn run(cli: Cli) -> i32 {
             return exit::INTERNAL;
         }
     };
+    let tui_after = matches!(&command, Command::Demo(d) if d.opens_tui(json));
+    let opened = {
+        // Inside the runtime: a remote source may start background work as it opens.
+        let _inside = runtime.enter();
+        Context::open(cli.global)
+    };
+    let ctx = match opened {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            report_error(json, &e);
+            return e.exit_code();
+        }
+    };
     let result = runtime.block_on(async {
-        let ctx = Context::open(cli.global)?;
         let done = dispatch(&ctx, command).await;
         super::outbox::note_offline(&ctx);
         done
     });
+    drop(runtime);
     match result {
+        Ok(code) if tui_after && code == exit::OK => open_tui(ctx),
         Ok(code) => code,
         Err(e) => {
             report_error(json, &e);
             e.exit_code()
         }
     }
+}
+
+/// The TUI on the context's source, with drafts in the data dir.
+fn open_tui(ctx: Context) -> i32 {
+    let dir = match super::context::data_dir(&ctx.global) {
+        Ok(d) => d,
+        Err(e) => {
+            report_error(false, &e);
+            return e.exit_code();
+        }
+    };
+    let project = ctx.global.project.clone();
+    crate::tui::open(ctx.source, ctx.user, dir, project)
 }
 
 async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {

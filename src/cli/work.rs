@@ -144,6 +144,10 @@ pub async fn demo(ctx: &Context, d: DemoArgs) -> Result<i32, OqError> {
         println!("{}", dir.display());
         return Ok(exit::OK);
     }
+    if d.opens_tui(ctx.global.json) {
+        // The TUI opens next, on this store; it shows all of this better.
+        return Ok(exit::OK);
+    }
     let open = ctx.source.list(None, StatusFilter::Open, None, 50).await?;
     ctx.emit(&summary, || {
         format!(
