@@ -6,7 +6,9 @@ use crate::domain::choices::{Prompt, Upstream};
 use crate::domain::question::{check_declarer, decide_answer};
 use crate::domain::readiness::{ReadinessGate, readiness_notice};
 use crate::domain::text::check_id;
-use crate::domain::{Actor, AnswerInput, DeclareInput, Event, OqError, Question};
+use crate::domain::{
+    Actor, Answer, AnswerInput, DeclareInput, Event, OqError, Question, StoredEvent,
+};
 use crate::engine::ids;
 use crate::engine::store::{QuestionQuery, StatusFilter, Store};
 
@@ -101,63 +103,88 @@ impl<S: Store> Engine<S> {
         if let Some(key) = idempotency_key {
             check_id("Idempotency-Key", key)?;
         }
-        let project = self
-            .store
-            .transact(|view| {
-                let question = question_in(view, project_id, question_id)?;
-                let retried = question.answer.as_ref().is_some_and(|a| {
-                    idempotency_key.is_some()
-                        && a.idempotency_key.as_deref() == idempotency_key
-                        && a.respondida_por == actor.id()
-                });
-                if retried {
-                    return Ok((Vec::new(), question.project_id));
-                }
-                let decided = decide_answer(&question, actor, input)?;
-                let decision_event_id = ids::decision_id();
-                let project = question.project_id.clone();
-                let mut events = vec![
-                    new_event(
-                        &project,
-                        actor,
-                        Event::QuestionAnswered {
-                            question_id: question_id.into(),
-                            resposta: decided.resposta.clone(),
-                            aceitou_sugestao: decided.aceitou_sugestao,
-                            decision_event_id: decision_event_id.clone(),
-                            respondida_por: actor.id().into(),
-                            answers: decided.choices.clone(),
-                            idempotency_key: idempotency_key.map(str::to_string),
-                        },
-                    ),
-                    new_event(
-                        &project,
-                        actor,
-                        Event::DecisionRecord {
-                            decision_event_id: decision_event_id.clone(),
-                            actor: actor.id().into(),
-                            context: question.pergunta.clone(),
-                            choice: decided.resposta.clone(),
-                            consequences: question.afeta.clone(),
-                            question_id: question_id.into(),
-                        },
-                    ),
-                ];
-                for task_id in view.parked_on(question_id)? {
-                    events.push(new_event(
-                        &project,
-                        actor,
-                        Event::GateResumed {
-                            task_id,
-                            question_id: question_id.into(),
-                            decision_event_id: decision_event_id.clone(),
-                        },
-                    ));
-                }
-                Ok((events, project))
-            })?
-            .1;
-        self.question(Some(&project), question_id)
+        let outcome = self.store.transact(|view| {
+            let question = question_in(view, project_id, question_id)?;
+            let retried = question.answer.as_ref().is_some_and(|a| {
+                idempotency_key.is_some()
+                    && a.idempotency_key.as_deref() == idempotency_key
+                    && a.respondida_por == actor.id()
+            });
+            if retried {
+                return Ok((Vec::new(), question));
+            }
+            let decided = decide_answer(&question, actor, input)?;
+            let decision_event_id = ids::decision_id();
+            let project = question.project_id.clone();
+            let mut events = vec![
+                new_event(
+                    &project,
+                    actor,
+                    Event::QuestionAnswered {
+                        question_id: question_id.into(),
+                        resposta: decided.resposta.clone(),
+                        aceitou_sugestao: decided.aceitou_sugestao,
+                        decision_event_id: decision_event_id.clone(),
+                        respondida_por: actor.id().into(),
+                        answers: decided.choices.clone(),
+                        idempotency_key: idempotency_key.map(str::to_string),
+                    },
+                ),
+                new_event(
+                    &project,
+                    actor,
+                    Event::DecisionRecord {
+                        decision_event_id: decision_event_id.clone(),
+                        actor: actor.id().into(),
+                        context: question.pergunta.clone(),
+                        choice: decided.resposta.clone(),
+                        consequences: question.afeta.clone(),
+                        question_id: question_id.into(),
+                    },
+                ),
+            ];
+            for task_id in view.parked_on(question_id)? {
+                events.push(new_event(
+                    &project,
+                    actor,
+                    Event::GateResumed {
+                        task_id,
+                        question_id: question_id.into(),
+                        decision_event_id: decision_event_id.clone(),
+                    },
+                ));
+            }
+            Ok((events, question))
+        })?;
+        // The answer as recorded, without reading it back: the question was read in the
+        // same transaction and the answer is the event just appended.
+        let (stored, mut question) = outcome;
+        if let Some(StoredEvent {
+            at,
+            event:
+                Event::QuestionAnswered {
+                    resposta,
+                    aceitou_sugestao,
+                    decision_event_id,
+                    respondida_por,
+                    answers,
+                    idempotency_key,
+                    ..
+                },
+            ..
+        }) = stored.into_iter().next()
+        {
+            question.answer = Some(Answer {
+                resposta,
+                aceitou_sugestao,
+                decision_event_id,
+                respondida_por,
+                answered_at: at,
+                choices: answers,
+                idempotency_key,
+            });
+        }
+        Ok(question)
     }
 
     pub fn question(

@@ -130,7 +130,11 @@ impl Writer {
             std::thread::yield_now();
             state = self.lock();
         }
-        let committed = state.conn.execute_batch("COMMIT");
+        let committed = state
+            .conn
+            .prepare_cached("COMMIT")
+            .and_then(|mut commit| commit.execute([]))
+            .map(drop);
         state.open = None;
         state.ended = batch;
         state.failure = match &committed {
@@ -151,7 +155,10 @@ impl Writer {
 /// any one borrow, so its statements are issued by hand. IMMEDIATE takes SQLite's write
 /// lock at once, serialising against other processes before any read.
 fn begin(conn: &Connection) -> Result<(), OqError> {
-    conn.execute_batch("BEGIN IMMEDIATE").map_err(super::busy)
+    conn.prepare_cached("BEGIN IMMEDIATE")
+        .and_then(|mut begin| begin.execute([]))
+        .map(drop)
+        .map_err(super::busy)
 }
 
 fn in_savepoint<T>(
@@ -159,13 +166,13 @@ fn in_savepoint<T>(
     decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError>,
     append: impl FnOnce(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
 ) -> Result<(Vec<StoredEvent>, T), OqError> {
-    conn.execute_batch("SAVEPOINT oq_write")?;
+    // Cached statements: these run for every write, and preparing them is measurable.
+    conn.prepare_cached("SAVEPOINT oq_write")?.execute([])?;
     let result =
         decide(&SqliteView::new(conn)).and_then(|(events, out)| Ok((append(conn, events)?, out)));
-    let end = match &result {
-        Ok(_) => conn.execute_batch("RELEASE oq_write"),
-        Err(_) => conn.execute_batch("ROLLBACK TO oq_write; RELEASE oq_write"),
-    };
-    end?;
+    if result.is_err() {
+        conn.prepare_cached("ROLLBACK TO oq_write")?.execute([])?;
+    }
+    conn.prepare_cached("RELEASE oq_write")?.execute([])?;
     result
 }
