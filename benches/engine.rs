@@ -22,13 +22,16 @@
 //! Every figure is printed in a table and as a machine-readable line
 //! `OQBENCH <metric> <value> <unit>`.
 
+mod support;
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use rusqlite::{Connection, TransactionBehavior, params};
+use support::{bench_base, describe_fs};
 
 use oq::domain::readiness::ReadinessGate;
 use oq::domain::{Actor, Afeta, AnswerInput, DeclareInput, Event, Role, SessionKind, StoredEvent};
@@ -1105,38 +1108,4 @@ fn env_u64(name: &str, default: u64) -> Result<u64> {
 
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-/// `OQ_BENCH_DIR`, else `./target` (cargo runs benches from the package root), else the
-/// system temp dir.
-fn bench_base() -> Result<PathBuf> {
-    let base = match std::env::var_os("OQ_BENCH_DIR") {
-        Some(d) => PathBuf::from(d),
-        None if Path::new("target").is_dir() => PathBuf::from("target"),
-        None => std::env::temp_dir(),
-    };
-    std::fs::create_dir_all(&base)?;
-    Ok(base.canonicalize()?)
-}
-
-/// The mount holding `path`, from /proc/self/mounts: "device on /mount type fstype".
-fn describe_fs(path: &Path) -> String {
-    let Ok(path) = path.canonicalize() else {
-        return "unknown".into();
-    };
-    let Ok(mounts) = std::fs::read_to_string("/proc/self/mounts") else {
-        return "unknown (no /proc/self/mounts)".into();
-    };
-    mounts
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (dev, mnt, fs) = (f.next()?, f.next()?, f.next()?);
-            path.starts_with(mnt).then_some((mnt.len(), dev, mnt, fs))
-        })
-        .max_by_key(|m| m.0)
-        .map_or_else(
-            || "unknown".into(),
-            |(_, dev, mnt, fs)| format!("{dev} on {mnt} type {fs}"),
-        )
 }

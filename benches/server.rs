@@ -37,7 +37,9 @@
 //! Every figure is printed in a table and as a machine-readable line
 //! `OQBENCH <metric> <value> <unit>`.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -47,6 +49,7 @@ use futures_util::StreamExt;
 use reqwest::Client;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use support::{bench_base, describe_fs};
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -1079,38 +1082,6 @@ fn env_usize(name: &str, default: usize) -> Result<usize> {
             .with_context(|| format!("{name}={v:?}: expected a whole number")),
         Err(_) => Ok(default),
     }
-}
-
-fn bench_base() -> Result<PathBuf> {
-    let base = match std::env::var_os("OQ_BENCH_DIR") {
-        Some(d) => PathBuf::from(d),
-        None if Path::new("target").is_dir() => PathBuf::from("target"),
-        None => std::env::temp_dir(),
-    };
-    std::fs::create_dir_all(&base)?;
-    Ok(base.canonicalize()?)
-}
-
-/// The mount holding `path`, from /proc/self/mounts: "device on /mount type fstype".
-fn describe_fs(path: &Path) -> String {
-    let Ok(path) = path.canonicalize() else {
-        return "unknown".into();
-    };
-    let Ok(mounts) = std::fs::read_to_string("/proc/self/mounts") else {
-        return "unknown (no /proc/self/mounts)".into();
-    };
-    mounts
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (dev, mnt, fs) = (f.next()?, f.next()?, f.next()?);
-            path.starts_with(mnt).then_some((mnt.len(), dev, mnt, fs))
-        })
-        .max_by_key(|m| m.0)
-        .map_or_else(
-            || "unknown".into(),
-            |(_, dev, mnt, fs)| format!("{dev} on {mnt} type {fs}"),
-        )
 }
 
 fn read_trim(path: &str) -> String {
