@@ -605,3 +605,19 @@ fn bad_answers_change_nothing() {
         assert_eq!(state(dir), before, "{args:?} changed the store");
     }
 }
+
+#[test]
+fn the_declare_door_carries_the_central_instruction_word_for_word() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oq"))
+        .args(["ask", "--help"])
+        .output()
+        .expect("oq ask --help");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains(oq::domain::CENTRAL_INSTRUCTION),
+        "oq ask --help lacks the instruction:\n{help}"
+    );
+    assert!(oq::domain::CENTRAL_INSTRUCTION.starts_with(
+        "Every doubt you leave for the user becomes declare_open_question, with your suggestion and what it affects; do not end the turn with a question only in the text."
+    ));
+}

@@ -62,6 +62,15 @@ async fn openapi_names_exactly_the_served_routes() {
         .map(|(m, p)| (m.to_string(), p.to_string()))
         .collect();
     assert_eq!(documented, served, "the document and the router differ");
+    // The declare route carries ADR 0214's central instruction, word for word.
+    let declare = &doc["paths"]["/projects/{projectId}/open-questions"]["post"]["description"];
+    assert!(
+        declare
+            .as_str()
+            .expect("description")
+            .contains(oq::domain::CENTRAL_INSTRUCTION),
+        "{declare}"
+    );
     // Every route really answers on the live server (not the no-route or 405 fallback).
     for (method, path) in &served {
         let concrete = path

@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-const DECLARE_HELP: &str = "Declare an open question for the session's author (declare_open_question).\n\n\
-Every doubt you leave for the user becomes declare_open_question, with your suggestion and what it affects; \
-do not end the turn with a question only in the text.";
+const DECLARE_HELP: &str = concat!(
+    "Declare an open question for the session's author (declare_open_question).\n\n",
+    crate::central_instruction!()
+);
 
 #[derive(Debug, Parser)]
 #[command(

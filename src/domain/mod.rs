@@ -21,5 +21,14 @@ pub use gate::{Gate, GateState, Verdict};
 pub use question::{Afeta, Answer, AnswerInput, DeclareInput, Question};
 pub use work::{Session, SessionKind, Story, Task, WorkState};
 
+/// ADR 0214 §2's one central instruction, as a literal so doors can `concat!` it into
+/// their own help text; one source of truth for every declare door.
+#[macro_export]
+macro_rules! central_instruction {
+    () => {
+        "Every doubt you leave for the user becomes declare_open_question, with your suggestion and what it affects; do not end the turn with a question only in the text."
+    };
+}
+
 /// ADR 0214 §2: the one central instruction, carried by every declare door.
-pub const CENTRAL_INSTRUCTION: &str = "Every doubt you leave for the user becomes declare_open_question, with your suggestion and what it affects; do not end the turn with a question only in the text.";
+pub const CENTRAL_INSTRUCTION: &str = central_instruction!();
