@@ -545,6 +545,7 @@ fn options_multi_select_review_and_send() {
         fx,
         vec![Effect::SubmitChoices {
             question_id: "q-0".into(),
+            project: "loja".into(),
             answers: vec![
                 vec!["linux".into(), "windows".into(), "bsd".into()],
                 vec!["beta".into()]

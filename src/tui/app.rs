@@ -413,15 +413,23 @@ impl<S: Source + Clone + 'static> Runner<S> {
             }
             Effect::SubmitChoices {
                 question_id,
-                answers: _,
+                project,
+                answers,
             } => {
-                let result = Err(format!(
-                    "answering questions with options is not supported by this source ({}) yet",
-                    source.describe()
-                ));
-                let _ = tx.send(Msg::ChoicesSent {
-                    question_id,
-                    result,
+                tokio::spawn(async move {
+                    let input = crate::domain::AnswerInput {
+                        answers: Some(answers),
+                        ..crate::domain::AnswerInput::default()
+                    };
+                    let result = source
+                        .answer(Some(&project), &question_id, &input)
+                        .await
+                        .map(drop)
+                        .map_err(text);
+                    let _ = tx.send(Msg::ChoicesSent {
+                        question_id,
+                        result,
+                    });
                 });
             }
             Effect::Readiness { project, gate } => {

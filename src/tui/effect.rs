@@ -51,8 +51,10 @@ pub enum Effect {
     /// Deliver the outbox's pending answers for this source, and count them.
     FlushOutbox,
     /// Answers to a question with options: one list of labels or typed text per prompt.
+    /// Answer a question with options: one array of chosen labels or typed text per part.
     SubmitChoices {
         question_id: String,
+        project: String,
         answers: Vec<Vec<String>>,
     },
     Readiness {

@@ -95,9 +95,17 @@ fn choices_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         Outcome::Invalid(e) => error(model, e),
         Outcome::Submit(answers) => {
             let question_id = form.question_id.clone();
+            let project = model
+                .queue
+                .items
+                .iter()
+                .find(|q| q.question_id == question_id)
+                .map(|q| q.project_id.clone())
+                .unwrap_or_default();
             info(model, "sending the answers…".into());
             fx.push(Effect::SubmitChoices {
                 question_id,
+                project,
                 answers,
             });
         }
