@@ -203,6 +203,9 @@ fn intern_code(code: &str) -> &'static str {
         "unauthorized",
         "body_too_large",
         "question_submission_claimed",
+        "question_identity_conflict",
+        "question_already_settled",
+        "not_supported",
     ];
     KNOWN
         .iter()

@@ -66,6 +66,7 @@ pub async fn stream(
         pending: VecDeque::new(),
         changes: st.changes(),
         stopping: st.stopping(),
+        tips: st.bridges().tips(),
     };
     let events = stream::unfold(sub, |mut sub| async move {
         let ev = sub.next().await?;
@@ -82,6 +83,9 @@ struct Subscriber {
     pending: VecDeque<SseEvent>,
     changes: watch::Receiver<u64>,
     stopping: watch::Receiver<bool>,
+    /// Auto-delegate tips of the bridges: sent as they come, without an `id:` (they are
+    /// not log events, so a client's `Last-Event-ID` keeps naming the log's revision).
+    tips: tokio::sync::broadcast::Receiver<crate::bridge::DelegateTip>,
 }
 
 impl Subscriber {
@@ -107,6 +111,14 @@ impl Subscriber {
                 tokio::select! {
                     changed = self.changes.changed() => changed.ok()?,
                     _ = self.stopping.changed() => return None,
+                    tip = self.tips.recv() => {
+                        if let Ok(tip) = tip
+                            && tip.project == self.project
+                            && let Ok(ev) = SseEvent::default().json_data(&tip)
+                        {
+                            return Some(ev);
+                        }
+                    }
                 }
                 continue;
             }

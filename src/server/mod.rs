@@ -66,6 +66,8 @@ struct Shared {
     /// Turns true when the server stops, so endless event streams end and let it.
     stopping: watch::Receiver<bool>,
     options: ServerOptions,
+    /// The `[[opencode]]` upstreams (empty without any).
+    bridges: crate::bridge::Bridges,
 }
 
 impl AppState {
@@ -87,6 +89,10 @@ impl AppState {
 
     pub fn stopping(&self) -> watch::Receiver<bool> {
         self.0.stopping.clone()
+    }
+
+    pub fn bridges(&self) -> &crate::bridge::Bridges {
+        &self.0.bridges
     }
 
     /// Runs a read on the blocking pool.
@@ -143,6 +149,18 @@ pub async fn run(
     options: ServerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    run_observed(listener, config, options, shutdown, None).await
+}
+
+/// [`run`], handing the server's state to `observe` once it is built (tests reach the
+/// bridges through it).
+pub async fn run_observed(
+    listener: TcpListener,
+    config: &Config,
+    options: ServerOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    observe: Option<tokio::sync::oneshot::Sender<AppState>>,
+) -> anyhow::Result<()> {
     let data_dir = config.data_dir.clone();
     let store = tokio::task::spawn_blocking(move || SqliteStore::open_in(&data_dir)).await??;
     let engine = Arc::new(LocalEngine::new(store, EngineConfig::default()));
@@ -154,7 +172,22 @@ pub async fn run(
         changes,
         stopping,
         options,
+        bridges: crate::bridge::Bridges::default(),
     }));
+    let mut upstreams = Vec::new();
+    for oc in &config.opencode {
+        let up = crate::bridge::Upstream::new(
+            oc.clone(),
+            state.clone(),
+            &config.data_dir,
+            state.bridges().tip_sender(),
+        )?;
+        state.bridges().add(up.clone());
+        upstreams.push(tokio::spawn(up.run(state.stopping())));
+    }
+    if let Some(tx) = observe {
+        let _ = tx.send(state.clone());
+    }
     let poller = tokio::spawn(events::poll_store(state.clone()));
     let app = router(state);
     let stop = stop_tx.clone();
@@ -166,6 +199,10 @@ pub async fn run(
         .await?;
     let _ = stop_tx.send(true);
     poller.await?;
+    // Each upstream task ends through its one cleanup (End::Shutdown).
+    for task in upstreams {
+        let _ = task.await;
+    }
     Ok(())
 }
 
@@ -216,6 +253,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         config.users.len(),
         config.projects.len()
     );
+    for oc in &config.opencode {
+        eprintln!(
+            "oq serve: opencode {} at {} ({} directories) feeds project {}, answered by {}",
+            oc.name,
+            oc.url,
+            oc.directories.len(),
+            oc.project,
+            oc.answerer
+        );
+    }
     run(listener, &config, ServerOptions::default(), signals.wait()).await?;
     eprintln!("oq serve: stopped");
     Ok(())

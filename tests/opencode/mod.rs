@@ -33,9 +33,14 @@ pub const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A running OpenCode server with our scripted model.
 pub struct Peer {
-    // Dropped in this order: the server, then the model, then the state directory.
+    // Dropped in this order: the server, the servers a restart replaced, then the model,
+    // then the state directory.
     server: Proc,
+    retired: Vec<Proc>,
     model: Proc,
+    bin: PathBuf,
+    config: PathBuf,
+    port: u16,
     pub base: String,
     pub password: Option<String>,
     pub model_log: PathBuf,
@@ -326,62 +331,12 @@ impl Peer {
 
         // 3. opencode serve, under a watchdog shell that kills it when our pipe closes.
         let port = free_port();
-        let pid_file = root.join("server.pid");
-        let log = std::fs::File::create(&server_log).unwrap();
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(
-                r#"exec 3<&0; "$@" </dev/null & pid=$!; echo $pid > "$OQ_PID_FILE"; cat <&3 >/dev/null
-kill $pid 2>/dev/null; i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
-kill -9 $pid 2>/dev/null; rm -rf "$OQ_STATE_DIR""#,
-            )
-            .arg("sh")
-            .arg(&bin)
-            .args(["serve", "--hostname", "127.0.0.1", "--port"])
-            .arg(port.to_string())
-            .args(["--print-logs", "--log-level", "INFO"])
-            .current_dir(root.join("work"))
-            .env("OQ_PID_FILE", &pid_file)
-            .env("OQ_STATE_DIR", &root)
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_STATE_HOME", home.join(".local/state"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("OPENCODE_CONFIG", &config)
-            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
-            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
-            .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
-            .env("OPENCODE_DISABLE_SHARE", "1")
-            .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
-            .env("OPENCODE_DISABLE_CLAUDE_CODE", "1")
-            .env("OPENCODE_DISABLE_EXTERNAL_SKILLS", "1")
-            .env("OPENCODE_ENABLE_QUESTION_TOOL", "1")
-            .env("npm_config_registry", "http://127.0.0.1:9/")
-            .env_remove("OPENCODE_SERVER_PASSWORD")
-            .env_remove("OPENCODE_SERVER_USERNAME")
-            .env_remove("OC_PASSWORD")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log));
-        if let Some(p) = password {
-            cmd.env("OPENCODE_SERVER_PASSWORD", p)
-                .env("OPENCODE_SERVER_USERNAME", "opencode");
-        }
-        let mut child = cmd.spawn().expect("start opencode serve");
-        let lifeline = child.stdin.take();
-        let inner_pid = wait_for(|| {
-            std::fs::read_to_string(&pid_file)
-                .ok()
-                .and_then(|p| p.trim().parse::<u32>().ok())
-        });
-        let server = Proc {
-            name: "opencode serve",
-            child,
-            lifeline,
-            inner_pid,
-        };
+        let server = spawn_server(&bin, &root, &config, &server_log, port, password);
         let peer = Peer {
+            retired: Vec::new(),
+            bin: bin.clone(),
+            config: config.clone(),
+            port,
             base: format!("http://127.0.0.1:{port}"),
             password: password.map(str::to_string),
             state,
@@ -489,6 +444,38 @@ impl Drop for Peer {
     }
 }
 
+impl Peer {
+    /// Stops `opencode serve` (its pending questions die with it: OpenCode keeps them in
+    /// memory) and starts it again on the same port, state and directories; waits for
+    /// health.
+    pub fn restart(&mut self) {
+        if let Some(pid) = self.server.inner_pid.take() {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            let until = Instant::now() + Duration::from_secs(10);
+            while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            }
+        }
+        let root = self.state.path().to_path_buf();
+        let fresh = spawn_server(
+            &self.bin,
+            &root,
+            &self.config,
+            &self.server_log,
+            self.port,
+            self.password.as_deref(),
+        );
+        // The old watchdog stays until the end: dropping it now would remove the state.
+        let old = std::mem::replace(&mut self.server, fresh);
+        self.retired.push(old);
+        let client = self.client();
+        wait_for(|| block_on(client.health()).ok()).expect("opencode healthy after restart");
+    }
+}
+
 /// Polls `f` every 100 ms until it gives a value, or [`DEADLINE`] passes.
 pub fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let until = Instant::now() + DEADLINE;
@@ -500,5 +487,79 @@ pub fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
             return None;
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Starts `opencode serve` on `port` under a watchdog shell that kills it when our pipe
+/// closes (and then removes the state directory `root`).
+fn spawn_server(
+    bin: &Path,
+    root: &Path,
+    config: &Path,
+    server_log: &Path,
+    port: u16,
+    password: Option<&str>,
+) -> Proc {
+    let home = root.join("home");
+    let pid_file = root.join("server.pid");
+    // A restart reuses the directory: the pid read below must be the new server's.
+    let _ = std::fs::remove_file(&pid_file);
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(server_log)
+        .unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(
+            r#"exec 3<&0; "$@" </dev/null & pid=$!; echo $pid > "$OQ_PID_FILE"; cat <&3 >/dev/null
+kill $pid 2>/dev/null; i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+kill -9 $pid 2>/dev/null; rm -rf "$OQ_STATE_DIR""#,
+        )
+        .arg("sh")
+        .arg(bin)
+        .args(["serve", "--hostname", "127.0.0.1", "--port"])
+        .arg(port.to_string())
+        .args(["--print-logs", "--log-level", "INFO"])
+        .current_dir(root.join("work"))
+        .env("OQ_PID_FILE", &pid_file)
+        .env("OQ_STATE_DIR", root)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("OPENCODE_CONFIG", config)
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .env("OPENCODE_DISABLE_SHARE", "1")
+        .env("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+        .env("OPENCODE_DISABLE_CLAUDE_CODE", "1")
+        .env("OPENCODE_DISABLE_EXTERNAL_SKILLS", "1")
+        .env("OPENCODE_ENABLE_QUESTION_TOOL", "1")
+        .env("npm_config_registry", "http://127.0.0.1:9/")
+        .env_remove("OPENCODE_SERVER_PASSWORD")
+        .env_remove("OPENCODE_SERVER_USERNAME")
+        .env_remove("OC_PASSWORD")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(log.try_clone().unwrap()))
+        .stderr(Stdio::from(log));
+    if let Some(p) = password {
+        cmd.env("OPENCODE_SERVER_PASSWORD", p)
+            .env("OPENCODE_SERVER_USERNAME", "opencode");
+    }
+    let mut child = cmd.spawn().expect("start opencode serve");
+    let lifeline = child.stdin.take();
+    let inner_pid = wait_for(|| {
+        std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|p| p.trim().parse::<u32>().ok())
+    });
+    Proc {
+        name: "opencode serve",
+        child,
+        lifeline,
+        inner_pid,
     }
 }

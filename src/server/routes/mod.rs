@@ -1,6 +1,7 @@
 //! The route table: one file per area. The table is the single list the router is built
 //! from and the OpenAPI test walks, so the served routes and the document cannot drift.
 
+pub mod delegate;
 pub mod meta;
 pub mod questions;
 pub mod readiness;
@@ -8,7 +9,7 @@ pub mod sessions;
 pub mod stories;
 pub mod tasks;
 
-use axum::routing::{MethodRouter, get, post};
+use axum::routing::{MethodRouter, get, post, put};
 
 use super::AppState;
 use super::events;
@@ -116,5 +117,25 @@ pub fn table() -> Vec<Route> {
             get(tasks::dev_context),
         ),
         route("GET", "/projects/{projectId}/events", get(events::stream)),
+        route(
+            "GET",
+            "/api/question-auto-delegate",
+            get(delegate::snapshot),
+        ),
+        route(
+            "POST",
+            "/api/question-auto-delegate/requests/{requestId}/pause",
+            post(delegate::pause),
+        ),
+        route(
+            "POST",
+            "/api/question-auto-delegate/requests/{requestId}/delegate",
+            post(delegate::delegate),
+        ),
+        route(
+            "PUT",
+            "/api/question-auto-delegate/settings",
+            put(delegate::settings),
+        ),
     ]
 }

@@ -11,7 +11,7 @@ use super::super::auth::InProject;
 use super::super::error::{ApiError, ApiResult};
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::domain::choices::ClosedReason;
-use crate::domain::{AnswerInput, DeclareInput, OqError};
+use crate::domain::{AnswerInput, DeclareInput, OqError, Question};
 use crate::engine::StatusFilter;
 use crate::wire::{QuestionItem, QuestionList};
 
@@ -93,9 +93,16 @@ pub async fn answer(
                 .to_string(),
         ),
     };
-    let q = st
-        .write(move |e| e.answer_once(&actor, Some(&project), &question_id, &body, key.as_deref()))
-        .await?;
+    let q = match bridged(&st, &project, &question_id).await? {
+        // An imported OpenCode question: claimed, posted upstream, then recorded.
+        Some((up, q)) => up.manual(actor, q, Some(body), key).await?,
+        None => {
+            st.write(move |e| {
+                e.answer_once(&actor, Some(&project), &question_id, &body, key.as_deref())
+            })
+            .await?
+        }
+    };
     let item = QuestionItem::from_question(&q, &who.actor);
     let decision = item.answer.as_ref().map(|a| a.decision_event_id.clone());
     let mut value = serde_json::to_value(&item)
@@ -127,10 +134,36 @@ pub async fn dismiss(
     ApiPath((_, question_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<QuestionItem>> {
     let (actor, project) = (who.actor.clone(), who.project.clone());
-    let q = st
-        .write(move |e| {
-            e.close_question(&actor, Some(&project), &question_id, ClosedReason::Rejected)
-        })
-        .await?;
+    let q = match bridged(&st, &project, &question_id).await? {
+        Some((up, q)) => up.manual(actor, q, None, None).await?,
+        None => {
+            st.write(move |e| {
+                e.close_question(&actor, Some(&project), &question_id, ClosedReason::Rejected)
+            })
+            .await?
+        }
+    };
     Ok(Json(QuestionItem::from_question(&q, &who.actor)))
+}
+
+/// The bridge that owns this question, when it is an imported OpenCode request of one
+/// of this server's upstreams (with the question as stored).
+async fn bridged(
+    st: &AppState,
+    project: &str,
+    question_id: &str,
+) -> ApiResult<Option<(std::sync::Arc<crate::bridge::Upstream>, Question)>> {
+    let ups = st.bridges().of_project(project);
+    if ups.is_empty() {
+        return Ok(None);
+    }
+    let (project, id) = (project.to_string(), question_id.to_string());
+    let q = st.read(move |e| e.question(Some(&project), &id)).await?;
+    let Some(up) = q.upstream.as_ref().filter(|u| u.kind == "opencode") else {
+        return Ok(None);
+    };
+    Ok(ups
+        .into_iter()
+        .find(|u| u.name() == up.name)
+        .map(|u| (u, q)))
 }

@@ -1,0 +1,231 @@
+//! An `oq serve` with `[[opencode]]` upstreams on a runtime of its own, for the bridge
+//! tests: one person `ana` (the answerer) and one person `caio` of another project, each
+//! with a token; spoken to over HTTP. The server's state is reachable (`state`) so a test
+//! can read an upstream's counters and force its cleanup.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use oq::bridge::Upstream;
+use oq::server::config::{Config, UpstreamTiming, token_hash};
+use oq::server::{AppState, ServerOptions};
+use reqwest::Method;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+pub const PROJECT: &str = "loja";
+pub const UPSTREAM: &str = "oc";
+
+pub struct BridgeServer {
+    pub rt: tokio::runtime::Runtime,
+    pub base: String,
+    pub ana: String,
+    pub caio: String,
+    pub state: AppState,
+    pub dir: tempfile::TempDir,
+    stop: Option<oneshot::Sender<()>>,
+    handle: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    http: reqwest::Client,
+}
+
+/// How the `[[opencode]]` table is written.
+pub struct Upstreamed<'a> {
+    pub url: &'a str,
+    pub directories: &'a [&'a str],
+    pub auto_delegate: bool,
+    pub window_seconds: u64,
+    pub timing: UpstreamTiming,
+}
+
+impl BridgeServer {
+    /// Starts on 127.0.0.1:0 with `data_dir` (a fresh temp dir unless given: a restart
+    /// test passes the previous one's).
+    pub fn start(up: &Upstreamed<'_>, data_dir: Option<&std::path::Path>) -> BridgeServer {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let dir = tempfile::tempdir().unwrap();
+        let data = data_dir
+            .map(|d| d.to_path_buf())
+            .unwrap_or_else(|| dir.path().join("data"));
+        let ana = oq::engine::ids::token();
+        let caio = oq::engine::ids::token();
+        let dirs = up
+            .directories
+            .iter()
+            .map(|d| format!("{d:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let text = format!(
+            "listen = \"127.0.0.1:0\"\ndata_dir = {data:?}\n\
+             [[users]]\nid = \"ana\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\
+             [[users]]\nid = \"caio\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\
+             [[projects]]\nid = \"{PROJECT}\"\nmembers = [\"ana\"]\n\
+             [[projects]]\nid = \"outro\"\nmembers = [\"caio\"]\n\
+             [[opencode]]\nname = \"{UPSTREAM}\"\nurl = \"{}\"\ndirectories = [{dirs}]\n\
+             project = \"{PROJECT}\"\nanswerer = \"ana\"\nauto_delegate = {}\nwindow_seconds = {}\n",
+            hex::encode(token_hash(&ana)),
+            hex::encode(token_hash(&caio)),
+            up.url,
+            up.auto_delegate,
+            up.window_seconds,
+        );
+        let path = dir.path().join("serve.toml");
+        std::fs::write(&path, &text).unwrap();
+        let mut config = Config::parse(&path, &text).expect("config");
+        config.opencode[0].timing = up.timing;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let (state_tx, state_rx) = oneshot::channel();
+        let (base, handle) = rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            let handle = tokio::spawn(async move {
+                oq::server::run_observed(
+                    listener,
+                    &config,
+                    ServerOptions {
+                        heartbeat: Duration::from_millis(200),
+                        poll: Duration::from_millis(100),
+                    },
+                    async {
+                        let _ = stop_rx.await;
+                    },
+                    Some(state_tx),
+                )
+                .await
+            });
+            (base, handle)
+        });
+        let state = rt.block_on(state_rx).expect("server state");
+        BridgeServer {
+            rt,
+            base,
+            ana,
+            caio,
+            state,
+            dir,
+            stop: Some(stop_tx),
+            handle: Some(handle),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub fn upstream(&self) -> Arc<Upstream> {
+        self.state.bridges().get(UPSTREAM).expect("upstream")
+    }
+
+    /// (status, body) of one call with `token`.
+    pub fn call(
+        &self,
+        token: &str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        self.rt.block_on(async {
+            let resp = req.send().await.expect("request");
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap_or_default();
+            (
+                status,
+                serde_json::from_str(&text).unwrap_or(Value::String(text)),
+            )
+        })
+    }
+
+    /// Ana's open questions of the project.
+    pub fn open_questions(&self) -> Vec<Value> {
+        let (s, b) = self.call(
+            &self.ana,
+            Method::GET,
+            &format!("/projects/{PROJECT}/open-questions?status=open"),
+            None,
+        );
+        assert_eq!(s, 200, "{b}");
+        b["items"].as_array().cloned().unwrap_or_default()
+    }
+
+    pub fn question(&self, id: &str) -> Value {
+        let (s, b) = self.call(
+            &self.ana,
+            Method::GET,
+            &format!("/projects/{PROJECT}/open-questions/{id}"),
+            None,
+        );
+        assert_eq!(s, 200, "{b}");
+        b
+    }
+
+    pub fn answer(&self, id: &str, body: Value) -> (u16, Value) {
+        self.call(
+            &self.ana,
+            Method::POST,
+            &format!("/projects/{PROJECT}/open-questions/{id}/answer"),
+            Some(body),
+        )
+    }
+
+    pub fn dismiss(&self, id: &str) -> (u16, Value) {
+        self.call(
+            &self.ana,
+            Method::POST,
+            &format!("/projects/{PROJECT}/open-questions/{id}/dismiss"),
+            Some(serde_json::json!({})),
+        )
+    }
+
+    /// The snapshot of our upstream (GET /api/question-auto-delegate).
+    pub fn snapshot(&self) -> Value {
+        let (s, b) = self.call(&self.ana, Method::GET, "/api/question-auto-delegate", None);
+        assert_eq!(s, 200, "{b}");
+        b["upstreams"][0].clone()
+    }
+
+    /// The request's state in the snapshot (`None` when the machine does not know it).
+    pub fn state_of(&self, id: &str) -> Option<Value> {
+        self.snapshot()["requests"]
+            .as_array()?
+            .iter()
+            .find(|r| r["requestID"] == id)
+            .cloned()
+    }
+
+    /// Stops the server; it must stop cleanly.
+    pub fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.handle.take() {
+            self.rt
+                .block_on(async { tokio::time::timeout(Duration::from_secs(30), h).await })
+                .expect("the server stops")
+                .expect("server task")
+                .expect("server ran cleanly");
+        }
+    }
+}
+
+/// Polls `f` every 50 ms until it gives a value, or `deadline` passes.
+pub fn until<T>(deadline: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= end {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
