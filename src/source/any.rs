@@ -6,7 +6,8 @@ use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::wire::{
-    DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem,
+    AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
+    VerdictReply, WaitingItem,
 };
 
 #[derive(Clone)]
@@ -120,5 +121,14 @@ impl Source for AnySource {
     }
     async fn revision(&self, project: Option<&str>) -> Result<i64, OqError> {
         each!(self, s => s.revision(project).await)
+    }
+    async fn auto_delegate(&self) -> Result<Option<AutoDelegate>, OqError> {
+        each!(self, s => s.auto_delegate().await)
+    }
+    async fn pause_auto(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+        each!(self, s => s.pause_auto(question_id).await)
+    }
+    async fn delegate_now(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+        each!(self, s => s.delegate_now(question_id).await)
     }
 }

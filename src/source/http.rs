@@ -11,13 +11,15 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::OnceCell;
 
+use super::auto_delegate::{CommandBody, SnapshotBody};
 use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use crate::engine::sqlite::now_ms;
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::wire::{
-    DevContext, ErrorBody, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply,
-    WaitingItem, WaitingList,
+    AutoCommand, AutoDelegate, DevContext, ErrorBody, QuestionItem, QuestionList, Readiness,
+    SessionItem, VerdictReply, WaitingItem, WaitingList,
 };
 
 /// Long enough for a loaded server, short enough that a dead one is reported while the
@@ -84,11 +86,22 @@ impl HttpSource {
     }
 
     async fn send<T: DeserializeOwned>(&self, req: RequestBuilder) -> Result<T, OqError> {
+        let (status, bytes) = self.fetch(req).await?;
+        self.decode(status, &bytes)
+    }
+
+    /// The status and body of one call; only "could not reach" is an error here.
+    async fn fetch(&self, req: RequestBuilder) -> Result<(StatusCode, Vec<u8>), OqError> {
         let resp = req.send().await.map_err(|e| self.unreachable(e))?;
         let status = resp.status();
         let bytes = resp.bytes().await.map_err(|e| self.unreachable(e))?;
+        Ok((status, bytes.to_vec()))
+    }
+
+    /// A success body as `T`; a refusal rebuilt from its `{code, message}`.
+    fn decode<T: DeserializeOwned>(&self, status: StatusCode, bytes: &[u8]) -> Result<T, OqError> {
         if status.is_success() {
-            return serde_json::from_slice(&bytes).map_err(|e| OqError::Source {
+            return serde_json::from_slice(bytes).map_err(|e| OqError::Source {
                 code: "bad_response",
                 message: format!(
                     "{} answered something oq does not understand: {e}",
@@ -102,7 +115,7 @@ impl HttpSource {
                 message: format!("{} refused the token", self.base),
             });
         }
-        match serde_json::from_slice::<ErrorBody>(&bytes) {
+        match serde_json::from_slice::<ErrorBody>(bytes) {
             Ok(body) => Err(OqError::from_wire(
                 status.as_u16(),
                 &body.code,
@@ -381,5 +394,38 @@ impl Source for HttpSource {
             .get(&format!("/projects/{}/revision", seg(&project)))
             .await?;
         Ok(body.revision)
+    }
+
+    /// `GET /api/question-auto-delegate`; a 404 (no bridge for this caller, or a server
+    /// without the route) is `None`.
+    async fn auto_delegate(&self) -> Result<Option<AutoDelegate>, OqError> {
+        let (status, bytes) = self
+            .fetch(self.request(Method::GET, "/api/question-auto-delegate"))
+            .await?;
+        if status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let body: SnapshotBody = self.decode(status, &bytes)?;
+        Ok(Some(body.into_view(now_ms())))
+    }
+
+    async fn pause_auto(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+        let path = format!(
+            "/api/question-auto-delegate/requests/{}/pause",
+            seg(question_id)
+        );
+        let body: CommandBody = self
+            .post(&path, &serde_json::json!({ "reason": "user" }))
+            .await?;
+        Ok(body.into())
+    }
+
+    async fn delegate_now(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+        let path = format!(
+            "/api/question-auto-delegate/requests/{}/delegate",
+            seg(question_id)
+        );
+        let body: CommandBody = self.post(&path, &serde_json::json!({})).await?;
+        Ok(body.into())
     }
 }

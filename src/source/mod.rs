@@ -11,6 +11,7 @@
 //! rebuilt from its `{code, message}`), so exit codes match too.
 
 mod any;
+mod auto_delegate;
 pub mod http;
 pub mod local;
 pub mod mirror;
@@ -26,7 +27,8 @@ use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::wire::{
-    DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem,
+    AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
+    VerdictReply, WaitingItem,
 };
 
 pub use any::AnySource;
@@ -42,6 +44,16 @@ pub struct Identity {
     pub user: String,
     /// The projects this identity can see.
     pub projects: Vec<String>,
+}
+
+/// The refusal of a source with no auto-delegate.
+fn not_supported(source: String) -> OqError {
+    OqError::invalid(
+        "not_supported",
+        format!(
+            "{source} has no auto-delegate: only an `oq serve` with an OpenCode bridge answers by itself"
+        ),
+    )
 }
 
 /// Futures are `Send` so the TUI's driver can run them on tokio's pool.
@@ -137,6 +149,29 @@ pub trait Source: Send + Sync {
     ) -> impl Future<Output = Result<Option<String>, OqError>> + Send;
     /// A number that grows with every change the caller can see; watchers poll or stream it.
     fn revision(&self, project: Option<&str>) -> impl Future<Output = Result<i64, OqError>> + Send;
+
+    /// The auto-delegate of the OpenCode bridges behind this source (seed 002), for the
+    /// caller's upstreams; `None` where there is no bridge (the local engine, OpenCode
+    /// direct, a server without one for this caller, or a source offline now).
+    fn auto_delegate(&self) -> impl Future<Output = Result<Option<AutoDelegate>, OqError>> + Send {
+        async { Ok(None) }
+    }
+    /// Pauses the auto-answer of a bridged question (reason `user`).
+    fn pause_auto(
+        &self,
+        question_id: &str,
+    ) -> impl Future<Output = Result<AutoCommand, OqError>> + Send {
+        let _ = question_id;
+        async { Err(not_supported(self.describe())) }
+    }
+    /// Sends a bridged question's auto-answer now (allowed with the feature off).
+    fn delegate_now(
+        &self,
+        question_id: &str,
+    ) -> impl Future<Output = Result<AutoCommand, OqError>> + Send {
+        let _ = question_id;
+        async { Err(not_supported(self.describe())) }
+    }
 
     /// Blocks until the question is answered, polling every `poll`, or until `timeout`.
     async fn wait_for_answer(

@@ -31,7 +31,8 @@ use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use crate::engine::sqlite::now_ms;
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::wire::{
-    DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem,
+    AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
+    VerdictReply, WaitingItem,
 };
 
 /// The first retry waits about this long; each failure doubles it, up to [`BACKOFF_MAX`].
@@ -360,5 +361,24 @@ impl<S: Source> Source for ResilientSource<S> {
 
     async fn revision(&self, project: Option<&str>) -> Result<i64, OqError> {
         self.guarded(self.inner.revision(project)).await
+    }
+
+    /// Offline (unreachable now, or inside the backoff) there is no countdown to show:
+    /// `None`, like a source without a bridge. Nothing of it is mirrored: a stale
+    /// countdown would be a lie.
+    async fn auto_delegate(&self) -> Result<Option<AutoDelegate>, OqError> {
+        match self.guarded(self.inner.auto_delegate()).await {
+            Err(e) if is_unreachable(&e) => Ok(None),
+            other => other,
+        }
+    }
+
+    /// Commands are never queued: a pause or a delegate is worth something only now.
+    async fn pause_auto(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+        self.guarded(self.inner.pause_auto(question_id)).await
+    }
+
+    async fn delegate_now(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+        self.guarded(self.inner.delegate_now(question_id)).await
     }
 }

@@ -14,6 +14,9 @@
 //!   (`cleanup::abort_open_work`); the driver only runs the effects it returns, and
 //!   once more after the loop (a no-op after a clean quit, the whole release after a
 //!   panic). The watcher (`watch.rs`) feeds stalls and dead peers the same way.
+//! - A 1 s tick runs only while a bridged question's countdown is on screen
+//!   ([`Model::countdown_on_screen`]); `update` redraws only when the shown second changes.
+//! - The effects themselves are run by [`Runner`] (`runner.rs`).
 
 use std::io::{self, Stdout, Write};
 use std::path::PathBuf;
@@ -27,21 +30,19 @@ use futures_util::{FutureExt, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::unbounded_channel;
 
-use super::app_io::{edit, load_pages, out};
 use super::cleanup::{ExitReason, Teardown};
 use super::config::{Config, config_dir};
 use super::drafts::Drafts;
-use super::effect::{Effect, Msg};
+use super::effect::Msg;
 use super::keymap::Keymap;
-use super::model::{Model, PAGE};
+use super::model::Model;
+use super::runner::Runner;
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::watch::{Watcher, backstop};
 use super::{update, view};
-use crate::domain::OqError;
-use crate::engine::StatusFilter;
 use crate::engine::sqlite::now_ms;
 use crate::source::Source;
 use crate::source::outbox::{self, Outbox};
@@ -57,7 +58,7 @@ pub struct Options {
     pub config_dir: Option<PathBuf>,
 }
 
-type Term = Terminal<CrosstermBackend<Stdout>>;
+pub(super) type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// Builds the model from the config, as the driver and the benchmark do.
 pub fn prepare(source_name: &str, opts: &Options) -> anyhow::Result<(Model, Theme, Duration)> {
@@ -167,6 +168,9 @@ async fn drive<S: Source + Clone + 'static>(
 ) -> anyhow::Result<()> {
     let mut ticker = tokio::time::interval(poll);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The countdown's second: polled only while one is on screen (no idle ticks).
+    let mut second = tokio::time::interval(Duration::from_secs(1));
+    second.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let backstop = backstop();
     let panic_on = panic_key();
     let teardown = |t| Some(Msg::End(ExitReason::Teardown(t)));
@@ -176,6 +180,7 @@ async fn drive<S: Source + Clone + 'static>(
     draw(terminal, model, theme)?;
 
     while !model.quit {
+        let counting = model.countdown_on_screen();
         let msg = tokio::select! {
             ev = events.next() => event_msg(ev),
             Some(m) = rx.recv() => Some(m),
@@ -183,6 +188,7 @@ async fn drive<S: Source + Clone + 'static>(
                 runner.watcher.poll(&runner.source, runner.project.clone(), backstop, &runner.tx);
                 None
             }
+            _ = second.tick(), if counting => Some(Msg::Tick { now: now_ms() }),
             _ = signals.term.recv() => teardown(Teardown::Signal),
             _ = signals.hup.recv() => teardown(Teardown::Signal),
             _ = signals.quit.recv() => teardown(Teardown::Signal),
@@ -220,7 +226,7 @@ async fn drive<S: Source + Clone + 'static>(
 
 /// A cleared screen and a terminal whose buffers match it. (`Terminal::clear` would
 /// ask the terminal for the cursor position, which not every terminal answers.)
-fn fresh_terminal() -> io::Result<Term> {
+pub(super) fn fresh_terminal() -> io::Result<Term> {
     let mut out = io::stdout();
     crossterm::execute!(out, Clear(ClearType::All))?;
     Terminal::new(CrosstermBackend::new(out))
@@ -247,219 +253,4 @@ pub fn draw(terminal: &mut Term, model: &mut Model, theme: &Theme) -> anyhow::Re
     terminal.backend_mut().flush().context("drawing")?;
     model.dirty = false;
     Ok(())
-}
-
-struct Runner<S> {
-    source: S,
-    /// `source.describe()`: the outbox's name for it.
-    name: String,
-    tx: UnboundedSender<Msg>,
-    project: Option<String>,
-    drafts: Drafts,
-    outbox: Outbox,
-    watcher: Watcher,
-}
-
-fn text(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
-
-impl<S: Source + Clone + 'static> Runner<S> {
-    /// The effects of the last cleanup, after the loop: only what must reach the disk
-    /// (drafts, the outbox) and the watcher; nothing is spawned on the way out.
-    fn run_final(&self, fx: Vec<Effect>) {
-        for effect in fx {
-            match effect {
-                Effect::SaveDraft { .. }
-                | Effect::RemoveDraft { .. }
-                | Effect::Reconcile { .. }
-                | Effect::StopWatcher => self.run(effect),
-                _ => {}
-            }
-        }
-    }
-
-    fn send_outbox_count(&self, delivered: usize, conflicts: Vec<String>) {
-        let pending = self.outbox.count_pending(Some(&self.name)).unwrap_or(0);
-        let _ = self.tx.send(Msg::Outbox {
-            pending,
-            delivered,
-            conflicts,
-        });
-    }
-
-    fn run_all(
-        &self,
-        fx: Vec<Effect>,
-        model: &mut Model,
-        guard: &TerminalGuard,
-        terminal: &mut Term,
-        events: &mut EventStream,
-    ) {
-        for effect in fx {
-            if let Effect::OpenEditor { question_id, text } = effect {
-                // The event stream's reader would steal the editor's keys: stop it first.
-                *events = EventStream::new();
-                let result = edit(guard, self.drafts.dir(), &question_id, &text);
-                if let Ok(t) = fresh_terminal() {
-                    *terminal = t;
-                }
-                model.dirty = true;
-                let _ = self.tx.send(Msg::EditorDone {
-                    question_id,
-                    result,
-                });
-            } else {
-                self.run(effect);
-            }
-        }
-    }
-
-    fn run(&self, effect: Effect) {
-        let (source, tx, project) = (self.source.clone(), self.tx.clone(), self.project.clone());
-        match effect {
-            Effect::Load { id, filter, pages } => {
-                tokio::spawn(async move {
-                    let page = load_pages(&source, project.as_deref(), filter, pages).await;
-                    let _ = tx.send(Msg::Loaded {
-                        id,
-                        append: false,
-                        page,
-                    });
-                });
-            }
-            Effect::LoadMore { id, filter, cursor } => {
-                tokio::spawn(async move {
-                    let page = source
-                        .list(project.as_deref(), filter, Some(&cursor), PAGE)
-                        .await
-                        .map_err(text);
-                    let _ = tx.send(Msg::Loaded {
-                        id,
-                        append: true,
-                        page,
-                    });
-                });
-            }
-            Effect::LoadCounts { id } => {
-                tokio::spawn(async move {
-                    let open = source
-                        .list(project.as_deref(), StatusFilter::Open, None, 1)
-                        .await
-                        .map(|l| l.total)
-                        .map_err(text);
-                    let waiting = source.waiting(project.as_deref()).await.map_err(text);
-                    let _ = tx.send(Msg::Counts { id, open, waiting });
-                });
-            }
-            Effect::Submit {
-                id,
-                key,
-                question_id,
-                project,
-                input,
-            } => {
-                tokio::spawn(async move {
-                    let sent = source
-                        .answer_once(Some(&project), &question_id, &input, &key)
-                        .await;
-                    let msg = match sent {
-                        Err(OqError::Queued { .. }) => Msg::Queued { question_id },
-                        other => Msg::Answered {
-                            id,
-                            question_id,
-                            result: other.map(Box::new).map_err(text),
-                        },
-                    };
-                    let _ = tx.send(msg);
-                });
-            }
-            Effect::StopWatcher => self.watcher.stop(),
-            Effect::Reconcile {
-                key,
-                question_id,
-                project,
-                input,
-            } => {
-                // Synchronous on purpose: on disk before the process may end.
-                let _ = self
-                    .outbox
-                    .enqueue(&key, &self.name, Some(&project), &question_id, &input);
-                self.send_outbox_count(0, Vec::new());
-            }
-            Effect::FlushOutbox => {
-                let (outbox, name) = (self.outbox.clone(), self.name.clone());
-                tokio::spawn(async move {
-                    let report = outbox.deliver_all(&source, &name).await;
-                    let (delivered, conflicts) = match report {
-                        Ok(r) => {
-                            let qs = r
-                                .conflicts
-                                .iter()
-                                .filter_map(|k| outbox.get(k).ok().flatten())
-                                .map(|e| e.question_id)
-                                .collect();
-                            (r.delivered.len(), qs)
-                        }
-                        Err(_) => (0, Vec::new()),
-                    };
-                    let pending = outbox.count_pending(Some(&name)).unwrap_or(0);
-                    let _ = tx.send(Msg::Outbox {
-                        pending,
-                        delivered,
-                        conflicts,
-                    });
-                });
-            }
-            Effect::SubmitChoices {
-                question_id,
-                project,
-                answers,
-            } => {
-                tokio::spawn(async move {
-                    let input = crate::domain::AnswerInput {
-                        answers: Some(answers),
-                        ..crate::domain::AnswerInput::default()
-                    };
-                    let result = source
-                        .answer(Some(&project), &question_id, &input)
-                        .await
-                        .map(drop)
-                        .map_err(text);
-                    let _ = tx.send(Msg::ChoicesSent {
-                        question_id,
-                        result,
-                    });
-                });
-            }
-            Effect::Readiness { project, gate } => {
-                tokio::spawn(async move {
-                    let result = source.readiness(&project, Some(gate)).await.map_err(text);
-                    let _ = tx.send(Msg::ReadinessRecorded { gate, result });
-                });
-            }
-            Effect::SaveDraft { question_id, text } => {
-                // Synchronous on purpose: a draft typed before a SIGTERM is on disk.
-                let _ = self.drafts.save(&question_id, &text);
-            }
-            Effect::RemoveDraft { question_id } => {
-                let _ = self.drafts.remove(&question_id);
-            }
-            Effect::Bell => out(b"\x07"),
-            Effect::Notify { title, body } => {
-                let clean = |s: &str| {
-                    s.chars()
-                        .filter(|c| !c.is_control() && *c != ';')
-                        .collect::<String>()
-                };
-                let (title, body) = (clean(&title), clean(&body));
-                out(
-                    format!("\x1b]9;{title}: {body}\x1b\\\x1b]777;notify;{title};{body}\x1b\\")
-                        .as_bytes(),
-                );
-            }
-            Effect::OpenEditor { .. } => {}
-            Effect::Quit => {}
-        }
-    }
 }

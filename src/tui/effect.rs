@@ -6,14 +6,16 @@
 
 use crossterm::event::KeyEvent;
 
+use super::auto::AutoAction;
 use crate::domain::AnswerInput;
 use crate::domain::readiness::ReadinessGate;
 use crate::engine::StatusFilter;
-use crate::wire::{QuestionItem, QuestionList, Readiness, WaitingItem};
+use crate::wire::{AutoCommand, AutoDelegate, QuestionItem, QuestionList, Readiness, WaitingItem};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    /// Load the list again from its start, `pages` pages of [`super::model::PAGE`].
+    /// Load the list again from its start, `pages` pages of [`super::model::PAGE`], and
+    /// the auto-delegate view ([`Msg::AutoDelegate`] under the same id).
     Load {
         id: u64,
         filter: StatusFilter,
@@ -60,6 +62,14 @@ pub enum Effect {
     Readiness {
         project: String,
         gate: ReadinessGate,
+    },
+    /// Pause a bridged question's auto-answer (`Source::pause_auto`, reason `user`).
+    PauseAuto {
+        question_id: String,
+    },
+    /// Send a bridged question's auto-answer now (`Source::delegate_now`).
+    DelegateNow {
+        question_id: String,
     },
     SaveDraft {
         question_id: String,
@@ -119,6 +129,23 @@ pub enum Msg {
     EditorDone {
         question_id: String,
         result: Result<String, String>,
+    },
+    /// The auto-delegate view that goes with the list of [`Effect::Load`] `id`; `None`
+    /// when the source has no bridge.
+    AutoDelegate {
+        id: u64,
+        view: Result<Option<AutoDelegate>, String>,
+    },
+    /// The reply to [`Effect::PauseAuto`] or [`Effect::DelegateNow`]; a refusal as
+    /// `code: message` (`question_submission_claimed: …`).
+    AutoCommanded {
+        question_id: String,
+        action: AutoAction,
+        result: Result<AutoCommand, String>,
+    },
+    /// The countdown's second went by (sent only while one is on screen).
+    Tick {
+        now: i64,
     },
     /// The quit key's twin for callers outside the keymap: a teardown.
     Quit,

@@ -331,6 +331,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         Action::Search => model.focus = Focus::Search,
         Action::ImReady => readiness(model, ReadinessGate::ImReady, fx),
         Action::ArchitectureReady => readiness(model, ReadinessGate::ArchitectureReady, fx),
+        Action::PauseAuto | Action::DelegateNow => super::auto::key(model, action, fx),
         Action::Help => model.help = true,
         Action::Back => {
             if model.notice.take().is_none() && !model.search.is_empty() {
@@ -371,5 +372,34 @@ fn jump_to_waiting(model: &mut Model) {
             model,
             format!("question {id} is not in the loaded rows; clear the search or scroll"),
         ),
+    }
+}
+
+/// Pasted text goes to whatever is being typed in; elsewhere it is ignored.
+pub(super) fn paste(model: &mut Model, text: &str, fx: &mut Vec<Effect>) {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    match model.focus {
+        Focus::Answer => {
+            if let Some(form) = &mut model.form {
+                form.text.insert_str(&text);
+                model.dirty = true;
+                draft_changed(model, fx);
+            }
+        }
+        Focus::Search => {
+            model
+                .search
+                .push_str(text.lines().next().unwrap_or_default());
+            model.dirty = true;
+            model.refresh_visible();
+            sync_form(model);
+        }
+        Focus::Choices => {
+            if let Some(c) = model.choices.as_mut().filter(|c| c.typing) {
+                c.custom[c.current].push_str(&text.replace('\n', " "));
+                model.dirty = true;
+            }
+        }
+        _ => {}
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! - `model` — the state; `update` — pure `update(&mut Model, Msg) -> Vec<Effect>`;
 //!   `keys` — its key handling by focus; `effect` — effects and messages as data; `choices` — the options form's state;
-//! - `app` — the driver (tokio, crossterm's event stream, the source, drafts, $EDITOR);
+//!   `auto` — the auto-delegate countdown of bridged OpenCode questions;
+//! - `app` — the driver's loop (tokio, crossterm's event stream, the ticks); `runner` —
+//!   runs the effects on the source, drafts and outbox;
 //! - `view/` — one file per pane, a function of the model;
 //! - `keymap`, `theme`, `config`, `drafts`, `terminal` (the one guard).
 //!
@@ -11,6 +13,7 @@
 
 pub mod app;
 mod app_io;
+pub mod auto;
 pub mod choices;
 pub mod cleanup;
 pub mod config;
@@ -19,6 +22,7 @@ pub mod effect;
 pub mod keymap;
 mod keys;
 pub mod model;
+mod runner;
 pub mod terminal;
 pub mod theme;
 pub mod update;

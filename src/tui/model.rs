@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use ratatui_textarea::TextArea;
 
+use super::auto::AutoView;
 use super::choices::ChoiceForm;
 use super::keymap::Keymap;
 use crate::engine::StatusFilter;
@@ -202,6 +203,8 @@ pub struct Model {
     /// Answers waiting in the outbox for this source (the driver counts them on disk).
     pub outbox: usize,
     pub notice: Option<Notice>,
+    /// The auto-delegate of bridged questions (`auto.rs`).
+    pub auto: AutoView,
     pub help: bool,
     pub keymap: Keymap,
     pub behaviour: Behaviour,
@@ -250,6 +253,7 @@ impl Model {
             revision: None,
             outbox: 0,
             notice: None,
+            auto: AutoView::default(),
             help: false,
             keymap,
             behaviour: Behaviour::default(),

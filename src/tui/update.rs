@@ -28,7 +28,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 super::keys::key(model, &k, &mut fx);
             }
         }
-        Msg::Paste(text) => paste(model, &text, &mut fx),
+        Msg::Paste(text) => super::keys::paste(model, &text, &mut fx),
         Msg::Resize => model.dirty = true,
         Msg::Revision { now, revision } => on_revision(model, now, revision, &mut fx),
         Msg::Loaded { id, append, page } => {
@@ -174,6 +174,9 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 Err(e) => error(model, format!("the editor failed: {e}")),
             }
         }
+        m @ (Msg::AutoDelegate { .. } | Msg::AutoCommanded { .. } | Msg::Tick { .. }) => {
+            super::auto::on_msg(model, m, &mut fx)
+        }
         Msg::Quit => fx = abort_open_work(model, &ExitReason::Teardown(Teardown::Quit)),
         Msg::End(reason) => fx = abort_open_work(model, &reason),
         Msg::Queued { question_id } => {
@@ -262,10 +265,7 @@ pub fn reload(model: &mut Model) -> Vec<Effect> {
 }
 
 fn on_revision(model: &mut Model, now: i64, revision: Result<i64, String>, fx: &mut Vec<Effect>) {
-    if now / 60_000 != model.now / 60_000 {
-        model.dirty = true;
-    }
-    model.now = now;
+    super::auto::set_now(model, now);
     let before = model.connection;
     match revision {
         Ok(r) => {
@@ -376,33 +376,5 @@ pub(super) fn draft_changed(model: &mut Model, fx: &mut Vec<Effect>) {
             question_id: id,
             text,
         });
-    }
-}
-
-fn paste(model: &mut Model, text: &str, fx: &mut Vec<Effect>) {
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    match model.focus {
-        Focus::Answer => {
-            if let Some(form) = &mut model.form {
-                form.text.insert_str(&text);
-                model.dirty = true;
-                draft_changed(model, fx);
-            }
-        }
-        Focus::Search => {
-            model
-                .search
-                .push_str(text.lines().next().unwrap_or_default());
-            model.dirty = true;
-            model.refresh_visible();
-            sync_form(model);
-        }
-        Focus::Choices => {
-            if let Some(c) = model.choices.as_mut().filter(|c| c.typing) {
-                c.custom[c.current].push_str(&text.replace('\n', " "));
-                model.dirty = true;
-            }
-        }
-        _ => {}
     }
 }

@@ -1,11 +1,14 @@
 //! The selected question in full: the text (wrapped, scrollable), who asked (agent,
-//! session, session author), the project and age, what it affects, the suggestion.
+//! session, session author), the project and age, what it affects, the suggestion; and
+//! for a bridged OpenCode question, its auto-answer on the pane's last row (not scrolled
+//! away): the countdown and the pause / delegate keys, inert for anyone but the author.
 
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use crate::tui::auto::{AutoLine, line as auto_line};
 use crate::tui::model::{Focus, Model, ago};
 use crate::tui::theme::Theme;
 
@@ -31,6 +34,19 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
         };
         frame.render_widget(Paragraph::new(Span::styled(text, theme.muted)), inner);
         return;
+    };
+    let auto = auto_line(model, q);
+    let inner = match &auto {
+        Some(a) if inner.height >= 3 => {
+            let line = auto_spans(a, q.can_answer, theme);
+            let rows = (line.width().div_ceil(usize::from(inner.width)) as u16)
+                .clamp(1, (inner.height / 3).max(1));
+            let [text, last] =
+                Layout::vertical([Constraint::Min(0), Constraint::Length(rows)]).areas(inner);
+            frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), last);
+            text
+        }
+        _ => inner,
     };
     let mut lines: Vec<Line> = q
         .pergunta
@@ -92,4 +108,29 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
         .wrap(Wrap { trim: false })
         .scroll((model.detail_scroll, 0));
     frame.render_widget(para, inner);
+}
+
+/// "⏱ auto-answers in 23 s — p pause · d delegate now"; the keys in the key style for the
+/// author, inert for anyone else.
+fn auto_spans<'a>(a: &AutoLine, live: bool, theme: &Theme) -> Line<'a> {
+    let text_style = if a.counting {
+        theme.accent
+    } else {
+        theme.muted
+    };
+    let mut spans = vec![Span::styled(format!("⏱ {}", a.text), text_style)];
+    for (i, (keys, label)) in a.keys.iter().enumerate() {
+        spans.push(Span::styled(
+            if i == 0 { " — " } else { " · " },
+            theme.muted,
+        ));
+        let (k, l) = if live {
+            (theme.key_hint, theme.muted)
+        } else {
+            (theme.inert, theme.inert)
+        };
+        spans.push(Span::styled(keys.clone(), k));
+        spans.push(Span::styled(format!(" {label}"), l));
+    }
+    Line::from(spans)
 }

@@ -1,0 +1,265 @@
+//! The driver's hands: runs each [`Effect`] `update` returns — on the source (spawned,
+//! the reply sent back as a [`Msg`] with the effect's id), on the drafts and the outbox
+//! (synchronously, so they are on disk before the process may end), on the terminal
+//! (bell, notifications). No decisions here: those are `update`'s.
+
+use crossterm::event::EventStream;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::app::{Term, fresh_terminal};
+use super::app_io::{edit, load_pages, out};
+use super::auto::AutoAction;
+use super::drafts::Drafts;
+use super::effect::{Effect, Msg};
+use super::model::{Model, PAGE};
+use super::terminal::TerminalGuard;
+use super::watch::Watcher;
+use crate::domain::OqError;
+use crate::engine::StatusFilter;
+use crate::source::Source;
+use crate::source::outbox::Outbox;
+
+pub(super) struct Runner<S> {
+    pub(super) source: S,
+    /// `source.describe()`: the outbox's name for it.
+    pub(super) name: String,
+    pub(super) tx: UnboundedSender<Msg>,
+    pub(super) project: Option<String>,
+    pub(super) drafts: Drafts,
+    pub(super) outbox: Outbox,
+    pub(super) watcher: Watcher,
+}
+
+fn text(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// A refusal with its code, so `question_submission_claimed` reaches the notice line.
+fn refusal(e: OqError) -> String {
+    format!("{}: {e}", e.code())
+}
+
+impl<S: Source + Clone + 'static> Runner<S> {
+    /// The effects of the last cleanup, after the loop: only what must reach the disk
+    /// (drafts, the outbox) and the watcher; nothing is spawned on the way out.
+    pub(super) fn run_final(&self, fx: Vec<Effect>) {
+        for effect in fx {
+            match effect {
+                Effect::SaveDraft { .. }
+                | Effect::RemoveDraft { .. }
+                | Effect::Reconcile { .. }
+                | Effect::StopWatcher => self.run(effect),
+                _ => {}
+            }
+        }
+    }
+
+    fn send_outbox_count(&self, delivered: usize, conflicts: Vec<String>) {
+        let pending = self.outbox.count_pending(Some(&self.name)).unwrap_or(0);
+        let _ = self.tx.send(Msg::Outbox {
+            pending,
+            delivered,
+            conflicts,
+        });
+    }
+
+    pub(super) fn run_all(
+        &self,
+        fx: Vec<Effect>,
+        model: &mut Model,
+        guard: &TerminalGuard,
+        terminal: &mut Term,
+        events: &mut EventStream,
+    ) {
+        for effect in fx {
+            if let Effect::OpenEditor { question_id, text } = effect {
+                // The event stream's reader would steal the editor's keys: stop it first.
+                *events = EventStream::new();
+                let result = edit(guard, self.drafts.dir(), &question_id, &text);
+                if let Ok(t) = fresh_terminal() {
+                    *terminal = t;
+                }
+                model.dirty = true;
+                let _ = self.tx.send(Msg::EditorDone {
+                    question_id,
+                    result,
+                });
+            } else {
+                self.run(effect);
+            }
+        }
+    }
+
+    fn run(&self, effect: Effect) {
+        let (source, tx, project) = (self.source.clone(), self.tx.clone(), self.project.clone());
+        match effect {
+            Effect::Load { id, filter, pages } => {
+                let (auto_source, auto_tx) = (source.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let view = auto_source.auto_delegate().await.map_err(text);
+                    let _ = auto_tx.send(Msg::AutoDelegate { id, view });
+                });
+                tokio::spawn(async move {
+                    let page = load_pages(&source, project.as_deref(), filter, pages).await;
+                    let _ = tx.send(Msg::Loaded {
+                        id,
+                        append: false,
+                        page,
+                    });
+                });
+            }
+            Effect::LoadMore { id, filter, cursor } => {
+                tokio::spawn(async move {
+                    let page = source
+                        .list(project.as_deref(), filter, Some(&cursor), PAGE)
+                        .await
+                        .map_err(text);
+                    let _ = tx.send(Msg::Loaded {
+                        id,
+                        append: true,
+                        page,
+                    });
+                });
+            }
+            Effect::LoadCounts { id } => {
+                tokio::spawn(async move {
+                    let open = source
+                        .list(project.as_deref(), StatusFilter::Open, None, 1)
+                        .await
+                        .map(|l| l.total)
+                        .map_err(text);
+                    let waiting = source.waiting(project.as_deref()).await.map_err(text);
+                    let _ = tx.send(Msg::Counts { id, open, waiting });
+                });
+            }
+            Effect::Submit {
+                id,
+                key,
+                question_id,
+                project,
+                input,
+            } => {
+                tokio::spawn(async move {
+                    let sent = source
+                        .answer_once(Some(&project), &question_id, &input, &key)
+                        .await;
+                    let msg = match sent {
+                        Err(OqError::Queued { .. }) => Msg::Queued { question_id },
+                        other => Msg::Answered {
+                            id,
+                            question_id,
+                            result: other.map(Box::new).map_err(text),
+                        },
+                    };
+                    let _ = tx.send(msg);
+                });
+            }
+            Effect::StopWatcher => self.watcher.stop(),
+            Effect::Reconcile {
+                key,
+                question_id,
+                project,
+                input,
+            } => {
+                // Synchronous on purpose: on disk before the process may end.
+                let _ = self
+                    .outbox
+                    .enqueue(&key, &self.name, Some(&project), &question_id, &input);
+                self.send_outbox_count(0, Vec::new());
+            }
+            Effect::FlushOutbox => {
+                let (outbox, name) = (self.outbox.clone(), self.name.clone());
+                tokio::spawn(async move {
+                    let report = outbox.deliver_all(&source, &name).await;
+                    let (delivered, conflicts) = match report {
+                        Ok(r) => {
+                            let qs = r
+                                .conflicts
+                                .iter()
+                                .filter_map(|k| outbox.get(k).ok().flatten())
+                                .map(|e| e.question_id)
+                                .collect();
+                            (r.delivered.len(), qs)
+                        }
+                        Err(_) => (0, Vec::new()),
+                    };
+                    let pending = outbox.count_pending(Some(&name)).unwrap_or(0);
+                    let _ = tx.send(Msg::Outbox {
+                        pending,
+                        delivered,
+                        conflicts,
+                    });
+                });
+            }
+            Effect::SubmitChoices {
+                question_id,
+                project,
+                answers,
+            } => {
+                tokio::spawn(async move {
+                    let input = crate::domain::AnswerInput {
+                        answers: Some(answers),
+                        ..crate::domain::AnswerInput::default()
+                    };
+                    let result = source
+                        .answer(Some(&project), &question_id, &input)
+                        .await
+                        .map(drop)
+                        .map_err(text);
+                    let _ = tx.send(Msg::ChoicesSent {
+                        question_id,
+                        result,
+                    });
+                });
+            }
+            Effect::PauseAuto { question_id } => {
+                tokio::spawn(async move {
+                    let result = source.pause_auto(&question_id).await.map_err(refusal);
+                    let _ = tx.send(Msg::AutoCommanded {
+                        question_id,
+                        action: AutoAction::Pause,
+                        result,
+                    });
+                });
+            }
+            Effect::DelegateNow { question_id } => {
+                tokio::spawn(async move {
+                    let result = source.delegate_now(&question_id).await.map_err(refusal);
+                    let _ = tx.send(Msg::AutoCommanded {
+                        question_id,
+                        action: AutoAction::Delegate,
+                        result,
+                    });
+                });
+            }
+            Effect::Readiness { project, gate } => {
+                tokio::spawn(async move {
+                    let result = source.readiness(&project, Some(gate)).await.map_err(text);
+                    let _ = tx.send(Msg::ReadinessRecorded { gate, result });
+                });
+            }
+            Effect::SaveDraft { question_id, text } => {
+                // Synchronous on purpose: a draft typed before a SIGTERM is on disk.
+                let _ = self.drafts.save(&question_id, &text);
+            }
+            Effect::RemoveDraft { question_id } => {
+                let _ = self.drafts.remove(&question_id);
+            }
+            Effect::Bell => out(b"\x07"),
+            Effect::Notify { title, body } => {
+                let clean = |s: &str| {
+                    s.chars()
+                        .filter(|c| !c.is_control() && *c != ';')
+                        .collect::<String>()
+                };
+                let (title, body) = (clean(&title), clean(&body));
+                out(
+                    format!("\x1b]9;{title}: {body}\x1b\\\x1b]777;notify;{title};{body}\x1b\\")
+                        .as_bytes(),
+                );
+            }
+            Effect::OpenEditor { .. } => {}
+            Effect::Quit => {}
+        }
+    }
+}

@@ -1,0 +1,656 @@
+//! The auto-delegate countdown in the TUI (issue 5, item 3): `update` tables asserting
+//! the state AND the effects on a fixed clock, whole screens of a bridged question
+//! counting down, and `HttpSource`'s auto-delegate calls against a tiny axum server
+//! serving canned bodies in the shape of `src/server/routes/delegate.rs`.
+#![allow(clippy::unwrap_used)]
+
+mod tui_fixtures;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use crossterm::event::KeyCode;
+use oq::domain::OqError;
+use oq::engine::StatusFilter;
+use oq::source::{HttpSource, Source};
+use oq::tui::auto::{AutoAction, line};
+use oq::tui::effect::{Effect, Msg};
+use oq::tui::model::{Focus, Model, NoticeKind};
+use oq::tui::theme::Theme;
+use oq::tui::update::update;
+use oq::wire::{AutoCommand, AutoDelegate, AutoRequest, AutoState, QuestionItem, Upstream};
+use serde_json::{Value, json};
+use tui_fixtures::*;
+
+const BRIDGED: &str = "que_oc_1";
+const OTHERS: &str = "que_oc_2";
+
+/// An OpenCode question imported by the bridge (its id is OpenCode's request id).
+fn bridged(id: &str, author: &str, me: &str, pergunta: &str) -> QuestionItem {
+    let mut q = question(id, author, me, pergunta, None, 1);
+    q.source = "opencode".into();
+    q.autor = "build".into();
+    q.session_id = "oc-ses_7".into();
+    q.afeta = Default::default();
+    q.upstream = Some(Upstream {
+        kind: "opencode".into(),
+        name: "laptop".into(),
+        directory: "/src/loja".into(),
+        request_id: id.into(),
+        session_id: "ses_7".into(),
+    });
+    q
+}
+
+fn counting(left_ms: i64) -> AutoRequest {
+    AutoRequest {
+        state: AutoState::Counting,
+        deadline_unix_ms: Some(NOW + left_ms),
+        pause_reason: None,
+        enabled: true,
+    }
+}
+
+fn view(entries: &[(&str, AutoRequest)]) -> AutoDelegate {
+    AutoDelegate {
+        enabled: true,
+        requests: entries
+            .iter()
+            .map(|(id, r)| ((*id).to_string(), r.clone()))
+            .collect::<BTreeMap<_, _>>(),
+    }
+}
+
+/// "dev-a" sees their own bridged question first, then someone else's, then the sample.
+fn model_with(auto: Option<AutoDelegate>) -> Model {
+    let mut items = vec![
+        bridged(
+            BRIDGED,
+            "dev-a",
+            "dev-a",
+            "Which database should the integration tests run against?",
+        ),
+        bridged(
+            OTHERS,
+            "ana",
+            "dev-a",
+            "May I delete the generated fixtures?",
+        ),
+    ];
+    items.extend(sample("dev-a"));
+    let mut m = loaded("dev-a", items);
+    let id = m.queue.generation;
+    update(&mut m, Msg::AutoDelegate { id, view: Ok(auto) });
+    m.dirty = false;
+    m
+}
+
+fn counting_model() -> Model {
+    model_with(Some(view(&[
+        (BRIDGED, counting(23_000)),
+        (OTHERS, counting(9_000)),
+    ])))
+}
+
+fn shown(m: &Model) -> Option<String> {
+    m.current().and_then(|q| line(m, q)).map(|l| l.full())
+}
+
+fn notice(m: &Model) -> (String, Option<NoticeKind>) {
+    m.notice.as_ref().map_or((String::new(), None), |n| {
+        (n.text.clone(), Some(n.kind.clone()))
+    })
+}
+
+fn with_state(state: AutoState, reason: Option<&str>) -> Model {
+    model_with(Some(view(&[(
+        BRIDGED,
+        AutoRequest {
+            state,
+            deadline_unix_ms: None,
+            pause_reason: reason.map(Into::into),
+            enabled: state != AutoState::Disabled,
+        },
+    )])))
+}
+
+// ---- the text ----------------------------------------------------------------------
+
+#[test]
+fn the_countdown_reads_from_the_fixed_clock() {
+    let m = counting_model();
+    assert_eq!(m.current().unwrap().question_id, BRIDGED);
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("auto-answers in 23 s — p pause · d delegate now")
+    );
+    assert!(m.countdown_on_screen());
+    // A part of a second left shows as the whole second.
+    let m = model_with(Some(view(&[(BRIDGED, counting(22_001))])));
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("auto-answers in 23 s — p pause · d delegate now")
+    );
+}
+
+#[test]
+fn every_state_has_its_words() {
+    let cases = [
+        (
+            AutoState::Paused,
+            Some("user"),
+            "auto-answer paused (user) — d delegate now",
+        ),
+        (AutoState::Submitting, None, "submitting…"),
+        (
+            AutoState::Uncertain,
+            None,
+            "uncertain: upstream may already have an answer — it will not be sent again",
+        ),
+        (
+            AutoState::Disabled,
+            None,
+            "auto-answer off — d delegate now",
+        ),
+    ];
+    for (state, reason, want) in cases {
+        let m = with_state(state, reason);
+        assert_eq!(shown(&m).as_deref(), Some(want), "{state:?}");
+        assert!(!m.countdown_on_screen(), "{state:?} does not tick");
+    }
+    // Settled: nothing to say; the question leaves the queue on the next reload.
+    assert_eq!(shown(&with_state(AutoState::Settled, None)), None);
+}
+
+#[test]
+fn a_bridged_question_the_snapshot_misses_reads_off_when_the_feature_is_off() {
+    let mut v = view(&[]);
+    v.enabled = false;
+    let m = model_with(Some(v));
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("auto-answer off — d delegate now")
+    );
+}
+
+#[test]
+fn without_a_bridge_there_is_no_line_and_no_tick() {
+    let mut m = model_with(None);
+    assert_eq!(shown(&m), None);
+    assert!(!m.countdown_on_screen());
+    // A local question never shows one either.
+    let mut local = counting_model();
+    update(&mut local, ch('j'));
+    update(&mut local, ch('j'));
+    assert_eq!(local.current().unwrap().question_id, "q-1");
+    assert_eq!(shown(&local), None);
+    // And the keys say why.
+    let fx = update(&mut m, ch('p'));
+    assert!(fx.is_empty());
+    assert_eq!(
+        notice(&m),
+        (
+            "this question has no auto-answer (only open questions of an OpenCode bridge do)"
+                .into(),
+            Some(NoticeKind::Error)
+        )
+    );
+}
+
+// ---- the clock ---------------------------------------------------------------------
+
+#[test]
+fn the_tick_redraws_only_when_the_shown_second_changes() {
+    let mut m = counting_model();
+    assert!(update(&mut m, Msg::Tick { now: NOW + 400 }).is_empty());
+    assert!(!m.dirty, "still 23 s");
+    assert!(update(&mut m, Msg::Tick { now: NOW + 1_000 }).is_empty());
+    assert!(m.dirty);
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("auto-answers in 22 s — p pause · d delegate now")
+    );
+    m.dirty = false;
+    // The revision poll moves the clock too, by the same rule.
+    update(
+        &mut m,
+        Msg::Revision {
+            now: NOW + 2_000,
+            revision: Ok(1),
+        },
+    );
+    assert!(m.dirty);
+    assert_eq!(m.now, NOW + 2_000);
+    m.dirty = false;
+    update(&mut m, Msg::Tick { now: NOW + 23_500 });
+    assert!(m.dirty);
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("auto-answering now — p pause · d delegate now")
+    );
+}
+
+// ---- the keys ----------------------------------------------------------------------
+
+#[test]
+fn p_and_d_send_their_effect_for_the_author() {
+    let mut m = counting_model();
+    let fx = update(&mut m, ch('p'));
+    assert_eq!(
+        fx,
+        vec![Effect::PauseAuto {
+            question_id: BRIDGED.into()
+        }]
+    );
+    assert_eq!(m.auto.pending, Some((BRIDGED.into(), AutoAction::Pause)));
+    assert_eq!(notice(&m).0, "pausing the auto-answer…");
+    assert!(update(&mut m, ch('d')).is_empty(), "one command at a time");
+
+    let mut m = counting_model();
+    let fx = update(&mut m, ch('d'));
+    assert_eq!(
+        fx,
+        vec![Effect::DelegateNow {
+            question_id: BRIDGED.into()
+        }]
+    );
+    assert_eq!(m.auto.pending, Some((BRIDGED.into(), AutoAction::Delegate)));
+}
+
+#[test]
+fn others_see_the_keys_inert() {
+    let mut m = counting_model();
+    update(&mut m, ch('j'));
+    assert_eq!(m.current().unwrap().question_id, OTHERS);
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("auto-answers in 9 s — p pause · d delegate now")
+    );
+    for k in ['p', 'd'] {
+        let fx = update(&mut m, ch(k));
+        assert!(fx.is_empty(), "{fx:?}");
+        assert_eq!(
+            notice(&m),
+            (
+                "only the person who started this session, ana, can answer".into(),
+                Some(NoticeKind::Error)
+            )
+        );
+        assert!(m.auto.pending.is_none());
+    }
+}
+
+#[test]
+fn p_and_d_are_text_while_typing() {
+    let mut m = counting_model();
+    update(&mut m, ch('i'));
+    assert_eq!(m.focus, Focus::Answer);
+    let fx = update(&mut m, ch('p'));
+    assert_eq!(
+        fx,
+        vec![Effect::SaveDraft {
+            question_id: BRIDGED.into(),
+            text: "p".into()
+        }]
+    );
+    let fx = update(&mut m, ch('d'));
+    assert_eq!(
+        fx,
+        vec![Effect::SaveDraft {
+            question_id: BRIDGED.into(),
+            text: "pd".into()
+        }]
+    );
+    assert!(m.auto.pending.is_none());
+    // The search line too.
+    update(&mut m, key(KeyCode::Esc));
+    update(&mut m, ch('/'));
+    assert_eq!(m.focus, Focus::Search);
+    assert!(update(&mut m, ch('p')).is_empty());
+    assert!(update(&mut m, ch('d')).is_empty());
+    assert_eq!(m.search, "pd");
+    assert!(m.auto.pending.is_none());
+}
+
+#[test]
+fn a_state_that_cannot_take_the_command_says_so() {
+    let mut m = with_state(AutoState::Paused, Some("user"));
+    assert!(update(&mut m, ch('p')).is_empty());
+    assert_eq!(
+        notice(&m),
+        (
+            "cannot pause: the auto-answer is paused".into(),
+            Some(NoticeKind::Error)
+        )
+    );
+    // Delegating a paused one is fine; so is delegating with the feature off.
+    assert_eq!(update(&mut m, ch('d')).len(), 1);
+    let mut m = with_state(AutoState::Disabled, None);
+    assert_eq!(update(&mut m, ch('d')).len(), 1);
+    // Never once the post is out.
+    let mut m = with_state(AutoState::Uncertain, None);
+    assert!(update(&mut m, ch('d')).is_empty());
+    assert_eq!(
+        notice(&m).0,
+        "cannot delegate: the auto-answer is uncertain"
+    );
+}
+
+// ---- the replies -------------------------------------------------------------------
+
+#[test]
+fn a_stale_auto_delegate_reply_is_dropped() {
+    let mut m = counting_model();
+    let before = m.auto.view.clone();
+    let stale = m.queue.generation;
+    // A reload goes out (a new revision): the reply of the previous one is stale.
+    let fx = update(
+        &mut m,
+        Msg::Revision {
+            now: NOW,
+            revision: Ok(2),
+        },
+    );
+    let fresh = m.queue.generation;
+    assert!(fx.contains(&Effect::Load {
+        id: fresh,
+        filter: StatusFilter::Open,
+        pages: 1
+    }));
+    let fx = update(
+        &mut m,
+        Msg::AutoDelegate {
+            id: stale,
+            view: Ok(Some(view(&[(BRIDGED, counting(1_000))]))),
+        },
+    );
+    assert!(fx.is_empty());
+    assert_eq!(m.auto.view, before);
+    // The fresh one applies.
+    let paused = view(&[(
+        BRIDGED,
+        AutoRequest {
+            state: AutoState::Paused,
+            deadline_unix_ms: None,
+            pause_reason: Some("interaction".into()),
+            enabled: true,
+        },
+    )]);
+    let fx = update(
+        &mut m,
+        Msg::AutoDelegate {
+            id: fresh,
+            view: Ok(Some(paused.clone())),
+        },
+    );
+    assert!(fx.is_empty());
+    assert!(m.dirty);
+    assert_eq!(m.auto.view, Some(paused));
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("auto-answer paused (interaction) — d delegate now")
+    );
+    // A failed read keeps what was known.
+    update(
+        &mut m,
+        Msg::AutoDelegate {
+            id: fresh,
+            view: Err("cannot reach".into()),
+        },
+    );
+    assert!(m.auto.view.is_some());
+}
+
+#[test]
+fn a_refusal_is_shown_and_nothing_reloads() {
+    let mut m = counting_model();
+    update(&mut m, ch('d'));
+    let fx = update(
+        &mut m,
+        Msg::AutoCommanded {
+            question_id: BRIDGED.into(),
+            action: AutoAction::Delegate,
+            result: Err(
+                "question_submission_claimed: request que_oc_1 is already being submitted".into(),
+            ),
+        },
+    );
+    assert!(fx.is_empty());
+    assert!(m.auto.pending.is_none());
+    assert_eq!(
+        notice(&m),
+        (
+            "delegate refused: question_submission_claimed: request que_oc_1 is already being submitted"
+                .into(),
+            Some(NoticeKind::Error)
+        )
+    );
+}
+
+#[test]
+fn an_accepted_command_is_reported_and_reloads_the_queue() {
+    let mut m = counting_model();
+    update(&mut m, ch('p'));
+    let fx = update(
+        &mut m,
+        Msg::AutoCommanded {
+            question_id: BRIDGED.into(),
+            action: AutoAction::Pause,
+            result: Ok(AutoCommand {
+                recovering: false,
+                state: Some(AutoState::Paused),
+            }),
+        },
+    );
+    let id = m.queue.generation;
+    assert_eq!(
+        fx,
+        vec![
+            Effect::Load {
+                id,
+                filter: StatusFilter::Open,
+                pages: 1
+            },
+            Effect::LoadCounts {
+                id: m.counts_generation
+            }
+        ]
+    );
+    assert!(m.auto.pending.is_none());
+    assert_eq!(
+        notice(&m),
+        (
+            format!("auto-answer paused for {BRIDGED}"),
+            Some(NoticeKind::Info)
+        )
+    );
+}
+
+// ---- the screen --------------------------------------------------------------------
+
+#[test]
+fn snapshot_a_bridged_question_counting_down() {
+    let m = counting_model();
+    let theme = Theme::embedded("dark").unwrap();
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = text(&render(&m, &theme, w, h));
+        assert!(screen.contains("auto-answers in 23 s"), "{screen}");
+        insta::assert_snapshot!(format!("bridged_countdown_{w}x{h}"), screen);
+    }
+}
+
+// ---- HttpSource against a tiny server ----------------------------------------------
+
+type Seen = Arc<Mutex<Vec<(String, Value)>>>;
+
+fn canned_snapshot() -> Value {
+    json!({
+        "upstreams": [{
+            "name": "laptop", "project": "loja", "connected": true,
+            "nowMs": 1_000_000, "epoch": 1, "revision": 7, "enabled": true, "windowMs": 30_000,
+            "settings": {"state": "ready", "generation": 1},
+            "coverage": {"partial": false, "successfulDirectories": ["/src/loja"]},
+            "requests": [
+                {"requestID": "que_a", "sessionID": "ses_1", "directory": "/src/loja",
+                 "directoryAuthoritative": true, "questionCount": 1, "state": "counting",
+                 "deadline": 1_023_000, "deadlineUnixMs": 1_767_000_023_000_i64},
+                {"requestID": "que_b", "sessionID": "ses_1", "directory": "/src/loja",
+                 "directoryAuthoritative": true, "questionCount": 2, "state": "paused",
+                 "pauseReason": "user"},
+                {"requestID": "que_c", "sessionID": null, "directory": null,
+                 "directoryAuthoritative": false, "questionCount": null, "state": "uncertain",
+                 "claimant": "auto"},
+                {"requestID": "que_d", "state": "some_future_state"}
+            ]
+        }]
+    })
+}
+
+async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    format!("http://{addr}")
+}
+
+fn bridge_server(seen: Seen) -> Router {
+    Router::new()
+        .route(
+            "/api/question-auto-delegate",
+            get(|headers: HeaderMap| async move {
+                if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some("Bearer tok")
+                {
+                    return (StatusCode::UNAUTHORIZED, axum::Json(json!({})));
+                }
+                (StatusCode::OK, axum::Json(canned_snapshot()))
+            }),
+        )
+        .route(
+            "/api/question-auto-delegate/requests/{id}/{cmd}",
+            post(
+                |State(seen): State<Seen>,
+                 Path((id, cmd)): Path<(String, String)>,
+                 axum::Json(body): axum::Json<Value>| async move {
+                    seen.lock().unwrap().push((format!("{cmd} {id}"), body));
+                    if id == "que_taken" {
+                        return (
+                            StatusCode::CONFLICT,
+                            axum::Json(json!({
+                                "code": "question_submission_claimed",
+                                "message": "request que_taken is already being submitted"
+                            })),
+                        );
+                    }
+                    let state = if cmd == "pause" {
+                        "paused"
+                    } else {
+                        "submitting"
+                    };
+                    (
+                        StatusCode::OK,
+                        axum::Json(json!({
+                            "upstream": "laptop", "requestID": id, "recovering": false,
+                            "request": {"requestID": id, "state": state}
+                        })),
+                    )
+                },
+            ),
+        )
+        .with_state(seen)
+}
+
+#[tokio::test]
+async fn http_source_reads_the_snapshot_onto_the_local_clock() {
+    let seen = Seen::default();
+    let base = serve(bridge_server(seen)).await;
+    let src = HttpSource::new(&base, "tok").unwrap();
+    let before = oq::engine::sqlite::now_ms();
+    let v = src.auto_delegate().await.unwrap().unwrap();
+    let after = oq::engine::sqlite::now_ms();
+    assert!(v.enabled);
+    assert_eq!(
+        v.requests.keys().collect::<Vec<_>>(),
+        ["que_a", "que_b", "que_c", "que_d"]
+    );
+    let a = &v.requests["que_a"];
+    assert_eq!(a.state, AutoState::Counting);
+    // 23 s left by the server's own clock, counted from ours.
+    let d = a.deadline_unix_ms.unwrap();
+    assert!(d >= before + 23_000 && d <= after + 23_000, "{d}");
+    assert_eq!(v.requests["que_b"].state, AutoState::Paused);
+    assert_eq!(v.requests["que_b"].pause_reason.as_deref(), Some("user"));
+    assert_eq!(v.requests["que_b"].deadline_unix_ms, None);
+    assert_eq!(v.requests["que_c"].state, AutoState::Uncertain);
+    assert_eq!(v.requests["que_d"].state, AutoState::Unknown);
+}
+
+#[tokio::test]
+async fn http_source_without_a_bridge_is_none() {
+    // The server's own 404 body, and a bare 404 of a server without the route.
+    let with_body = Router::new().route(
+        "/api/question-auto-delegate",
+        get(|| async {
+            (
+                StatusCode::NOT_FOUND,
+                axum::Json(json!({
+                    "code": "not_found",
+                    "message": "no OpenCode bridge here for this caller"
+                })),
+            )
+        }),
+    );
+    for router in [with_body, Router::new()] {
+        let base = serve(router).await;
+        let src = HttpSource::new(&base, "tok").unwrap();
+        assert_eq!(src.auto_delegate().await.unwrap(), None);
+    }
+}
+
+#[tokio::test]
+async fn http_source_pauses_delegates_and_keeps_the_refusal_code() {
+    let seen = Seen::default();
+    let base = serve(bridge_server(seen.clone())).await;
+    let src = HttpSource::new(&base, "tok").unwrap();
+    let paused = src.pause_auto("que_a").await.unwrap();
+    assert_eq!(
+        paused,
+        AutoCommand {
+            recovering: false,
+            state: Some(AutoState::Paused)
+        }
+    );
+    let sent = src.delegate_now("que_a").await.unwrap();
+    assert_eq!(sent.state, Some(AutoState::Submitting));
+    let refused = src.delegate_now("que_taken").await.unwrap_err();
+    assert_eq!(refused.code(), "question_submission_claimed");
+    assert!(matches!(refused, OqError::Conflict { .. }));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            ("pause que_a".to_string(), json!({"reason": "user"})),
+            ("delegate que_a".to_string(), json!({})),
+            ("delegate que_taken".to_string(), json!({})),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_local_source_has_no_auto_delegate() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Arc::new(oq::engine::LocalEngine::new(
+        oq::engine::SqliteStore::open_in(dir.path()).unwrap(),
+        oq::engine::EngineConfig::default(),
+    ));
+    let src = oq::source::LocalSource::new(engine, "dev-a");
+    assert_eq!(src.auto_delegate().await.unwrap(), None);
+    let e = src.pause_auto("q-1").await.unwrap_err();
+    assert_eq!(e.code(), "not_supported");
+    let e = src.delegate_now("q-1").await.unwrap_err();
+    assert_eq!(e.code(), "not_supported");
+}
