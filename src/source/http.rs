@@ -4,6 +4,7 @@
 //! local engine gives, so the doors print the same line and exit with the same code.
 //! A server that cannot be reached, or refuses the token, is a `Source` error (exit 10).
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use reqwest::{Client, Method, RequestBuilder, StatusCode};
@@ -12,6 +13,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::OnceCell;
 
 use super::auto_delegate::{CommandBody, SnapshotBody};
+use super::http_feed::{self, Feed};
 use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
@@ -32,7 +34,12 @@ pub struct HttpSource {
     token: String,
     client: Client,
     identity: std::sync::Arc<OnceCell<Identity>>,
+    /// The followed event streams, one per project, with the revision last returned.
+    feeds: std::sync::Arc<std::sync::Mutex<Feeds>>,
 }
+
+/// Per project: its followed event stream and the revision this source last returned.
+type Feeds = HashMap<String, (Feed, Option<i64>)>;
 
 /// `GET /me`: who the token is and which projects it sees.
 #[derive(Debug, serde::Deserialize)]
@@ -76,7 +83,29 @@ impl HttpSource {
             token: token.to_string(),
             client,
             identity: Default::default(),
+            feeds: Default::default(),
         })
+    }
+
+    /// The project's followed event stream (started on first use) and the revision this
+    /// source last returned for it.
+    fn feed(&self, project: &str) -> (tokio::sync::watch::Receiver<Option<i64>>, Option<i64>) {
+        let mut feeds = self.feeds.lock().unwrap_or_else(|p| p.into_inner());
+        let (feed, seen) = feeds.entry(project.to_string()).or_insert_with(|| {
+            let url = format!("{}/projects/{}/events", self.base, seg(project));
+            (
+                Feed::start(self.client.clone(), url, self.token.clone()),
+                None,
+            )
+        });
+        (feed.latest.clone(), *seen)
+    }
+
+    fn remember(&self, project: &str, revision: i64) {
+        let mut feeds = self.feeds.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, seen)) = feeds.get_mut(project) {
+            *seen = Some(revision);
+        }
     }
 
     fn request(&self, method: Method, path: &str) -> RequestBuilder {
@@ -388,8 +417,15 @@ impl Source for HttpSource {
         Ok(None)
     }
 
+    /// The next revision the project's event stream announces (waiting up to
+    /// [`http_feed::LONG_POLL`] for one), or `GET …/revision` while the stream is not live.
     async fn revision(&self, project: Option<&str>) -> Result<i64, OqError> {
         let project = self.project(project).await?;
+        let (mut latest, seen) = self.feed(&project);
+        if let Some(revision) = http_feed::next_revision(&mut latest, seen).await {
+            self.remember(&project, revision);
+            return Ok(revision);
+        }
         let body: RevisionBody = self
             .get(&format!("/projects/{}/revision", seg(&project)))
             .await?;

@@ -13,6 +13,7 @@
 mod any;
 mod auto_delegate;
 pub mod http;
+mod http_feed;
 pub mod local;
 pub mod mirror;
 pub mod opencode;
