@@ -613,3 +613,30 @@ fn pause_and_delegate_routes_follow_the_claim_and_identity_rules() {
     drop(g);
     s.stop();
 }
+
+#[test]
+fn a_session_is_blocked_while_a_question_of_its_tree_is_not_settled() {
+    let (s, _up) = setup(&["que_blk"], false, 30, fast());
+    wait_open(&s, "que_blk");
+    let path = "/api/question-auto-delegate/sessions/ses_1/blocking";
+    let (st, b) = s.call(&s.ana, Method::GET, path, None);
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(b["blocking"], true, "{b}");
+    assert_eq!(b["root"], "ses_1");
+    // Another session is not blocked; a non-member learns nothing.
+    let (_, other) = s.call(
+        &s.ana,
+        Method::GET,
+        "/api/question-auto-delegate/sessions/ses_9/blocking",
+        None,
+    );
+    assert_eq!(other["blocking"], false, "{other}");
+    let (st, _) = s.call(&s.caio, Method::GET, path, None);
+    assert_eq!(st, 404);
+    // Answered: settled, the session is free.
+    let (st, b) = s.answer("que_blk", json!({"answers": [["A"]]}));
+    assert_eq!(st, 200, "{b}");
+    let (_, b) = s.call(&s.ana, Method::GET, path, None);
+    assert_eq!(b["blocking"], false, "{b}");
+    s.stop();
+}

@@ -212,6 +212,17 @@ impl Upstream {
             .any(|r| r.request_id == request_id)
     }
 
+    /// Whether `session_id`'s tree (walked up to its root through subagent sessions) is
+    /// blocked by a request that is not settled, and that root: what anything that
+    /// continues a session asks right before it prompts (seed 002's goal linkage).
+    pub fn blocking(&self, session_id: &str) -> (bool, String) {
+        let inner = self.lock();
+        (
+            inner.delegate.is_blocking_session(session_id),
+            inner.delegate.root_of(session_id),
+        )
+    }
+
     /// The machine's clock: milliseconds since this upstream was created.
     pub fn now_ms(&self) -> u64 {
         self.clock.elapsed().as_millis() as u64

@@ -510,6 +510,19 @@ pub fn document() -> Value {
     );
 
     let (delegate_snapshot, delegate_pause, delegate_delegate, delegate_settings) = delegate_ops();
+    let delegate_blocking = json!({
+        "summary": "Whether an OpenCode session is blocked by a question that is not settled (counting, paused, disabled, submitting or uncertain), walking subagent sessions up to their root; ask it right before prompting the session",
+        "description": "Who: a person who is a member of the upstream's project; anyone else gets 404.",
+        "security": [{ "bearer": [] }],
+        "parameters": [param("sessionId")],
+        "responses": {
+            "200": ok("{sessionID, root, blocking, upstream}", json!({ "type": "object", "properties": {
+                "sessionID": { "type": "string" }, "root": { "type": "string" },
+                "blocking": { "type": "boolean" }, "upstream": { "type": ["string", "null"] } } })),
+            "401": err("no token, or a token this server does not know (`unauthorized`)"),
+            "404": err("no bridge of the caller's projects")
+        }
+    });
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -551,6 +564,7 @@ pub fn document() -> Value {
             "/api/question-auto-delegate/requests/{requestId}/pause": { "post": delegate_pause },
             "/api/question-auto-delegate/requests/{requestId}/delegate": { "post": delegate_delegate },
             "/api/question-auto-delegate/settings": { "put": delegate_settings },
+            "/api/question-auto-delegate/sessions/{sessionId}/blocking": { "get": delegate_blocking },
         },
         "components": {
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },

@@ -5,6 +5,8 @@
 //!   its `deadline` (machine clock, compare with `nowMs`) and `deadlineUnixMs`.
 //! - `POST /api/question-auto-delegate/requests/{requestId}/pause` `{sessionID?,
 //!   directory?, reason: interaction|user}` and `…/delegate` `{sessionID?, directory?}`.
+//! - `GET /api/question-auto-delegate/sessions/{sessionId}/blocking`: whether a session's
+//!   tree is blocked by a question, for whatever continues it.
 //! - `PUT /api/question-auto-delegate/settings` `{enabled, upstream?}`: a real boolean is
 //!   persisted then applied; anything else is 400 `invalid_setting` and changes nothing.
 //!
@@ -202,5 +204,37 @@ pub async fn settings(
     }
     Ok(Json(json!({
         "upstreams": ups.iter().map(|u| u.snapshot_json()).collect::<Vec<_>>()
+    })))
+}
+
+/// `GET /api/question-auto-delegate/sessions/{sessionId}/blocking`: whether an OpenCode
+/// session is blocked by a question (counting, paused, disabled, submitting, uncertain —
+/// anything not settled), walking subagent sessions up to their root. A continuation
+/// loop or another client asks this right before it prompts the session.
+pub async fn blocking(
+    State(st): State<AppState>,
+    caller: Caller,
+    ApiPath(session_id): ApiPath<String>,
+) -> ApiResult<Json<Value>> {
+    let ups = mine(&st, &caller);
+    if ups.is_empty() {
+        return Err(nothing_here());
+    }
+    let mut root = session_id.clone();
+    let mut blocked_by = None;
+    for up in &ups {
+        let (blocking, up_root) = up.blocking(&session_id);
+        if up_root != session_id {
+            root = up_root;
+        }
+        if blocking {
+            blocked_by = Some(up.name().to_string());
+        }
+    }
+    Ok(Json(json!({
+        "sessionID": session_id,
+        "root": root,
+        "blocking": blocked_by.is_some(),
+        "upstream": blocked_by,
     })))
 }

@@ -137,5 +137,10 @@ pub fn table() -> Vec<Route> {
             "/api/question-auto-delegate/settings",
             put(delegate::settings),
         ),
+        route(
+            "GET",
+            "/api/question-auto-delegate/sessions/{sessionId}/blocking",
+            get(delegate::blocking),
+        ),
     ]
 }
