@@ -366,10 +366,18 @@ fn an_uncertain_outcome_leaves_a_tombstone_that_blocks_and_is_never_retried() {
 #[test]
 fn the_setting_persists_and_a_non_boolean_changes_nothing() {
     let (s, up) = setup(&[], true, 30, fast());
+    // Settled first: settings loaded AND the first list done, so nothing else moves the
+    // machine's revision while the bad values are sent.
     until(DEADLINE, || {
-        (s.snapshot()["settings"]["state"] == "ready").then_some(())
+        let snap = s.snapshot();
+        (snap["settings"]["state"] == "ready"
+            && snap["connected"] == true
+            && snap["listedDirectories"]
+                .as_array()
+                .is_some_and(|d| !d.is_empty()))
+        .then_some(())
     })
-    .expect("loaded");
+    .expect("loaded and listed");
     assert_eq!(s.snapshot()["enabled"], true);
     let revision = s.snapshot()["revision"].clone();
     for bad in [

@@ -1,0 +1,66 @@
+//! The document's component schemas: the wire shapes of `crate::wire`.
+
+use serde_json::{Value, json};
+
+use super::parts::schema;
+
+/// Every schema the operations refer to by `#/components/schemas/NAME`.
+pub(super) fn all() -> Value {
+    json!({
+        "Error": { "type": "object", "required": ["code", "message"], "properties": { "code": { "type": "string" }, "message": { "type": "string" } } },
+        "Afeta": { "type": "object", "additionalProperties": false, "properties": {
+            "regras": { "type": "array", "items": { "type": "string" } },
+            "historias": { "type": "array", "items": { "type": "string" } },
+            "tarefas": { "type": "array", "items": { "type": "string" } } } },
+        "DeclareInput": { "type": "object", "additionalProperties": false, "required": ["pergunta", "sessionId"], "properties": {
+            "pergunta": { "type": "string", "maxLength": 500 }, "sugestao": { "type": "string", "maxLength": 300 },
+            "afeta": schema("Afeta"), "sessionId": { "type": "string" } } },
+        "AnswerInput": { "type": "object", "additionalProperties": false,
+            "description": "exactly one of resposta, aceitarSugestao: true, or (for a question with options) answers: one array of chosen labels or typed text per part",
+            "properties": { "resposta": { "type": "string", "maxLength": 2000 }, "aceitarSugestao": { "type": "boolean" },
+                            "answers": { "type": "array", "items": { "type": "array", "items": { "type": "string" } } } } },
+        "Answer": { "type": "object", "properties": {
+            "resposta": { "type": "string" }, "aceitouSugestao": { "type": "boolean" }, "decisionEventId": { "type": "string" },
+            "respondidaPor": { "type": "string" }, "answeredAt": { "type": "integer" },
+            "answers": { "type": "array", "items": { "type": "array", "items": { "type": "string" } } } } },
+        "Prompt": { "type": "object", "properties": {
+            "header": { "type": "string" }, "question": { "type": "string" }, "multiple": { "type": "boolean" }, "custom": { "type": "boolean" },
+            "options": { "type": "array", "items": { "type": "object", "properties": {
+                "label": { "type": "string" }, "description": { "type": "string" } } } } } },
+        "Question": { "type": "object", "properties": {
+            "questionId": { "type": "string" }, "projectId": { "type": "string" }, "sessionId": { "type": "string" },
+            "sessionAuthor": { "type": "string" }, "pergunta": { "type": "string" }, "sugestao": { "type": "string" },
+            "afeta": schema("Afeta"), "autor": { "type": "string" }, "source": { "type": "string" },
+            "status": { "type": "string", "enum": ["open", "answered", "closed"] }, "createdAt": { "type": "integer" },
+            "answer": schema("Answer"), "decisionEventId": { "type": "string" },
+            "prompts": { "type": "array", "items": schema("Prompt") },
+            "upstream": { "type": "object", "properties": {
+                "kind": { "type": "string" }, "name": { "type": "string" }, "directory": { "type": "string" },
+                "requestID": { "type": "string" }, "sessionID": { "type": "string" } } },
+            "closed": { "type": "object", "properties": {
+                "reason": { "type": "string", "enum": ["rejected", "external"] }, "by": { "type": "string" }, "closedAt": { "type": "integer" } } },
+            "orphaned": { "type": "boolean" },
+            "canAnswer": { "type": "boolean" }, "reason": { "type": "string" } } },
+        "QuestionList": { "type": "object", "properties": {
+            "items": { "type": "array", "maxItems": 50, "items": schema("Question") },
+            "total": { "type": "integer" }, "cursor": { "type": "string" } } },
+        "Session": { "type": "object", "properties": {
+            "sessionId": { "type": "string" }, "projectId": { "type": "string" },
+            "kind": { "type": "string", "enum": ["conversation", "execution"] }, "author": { "type": "string" } } },
+        "Readiness": { "type": "object", "properties": {
+            "openQuestions": { "type": "integer" }, "notice": { "type": ["string", "null"] } } },
+        "StateBody": { "type": "object", "additionalProperties": false, "required": ["state"], "properties": {
+            "state": { "type": "string", "enum": ["draft", "ready", "in_progress", "in_review", "done", "archived"] } } },
+        "Story": { "type": "object", "properties": {
+            "storyId": { "type": "string" }, "projectId": { "type": "string" }, "title": { "type": "string" }, "state": { "type": "string" } } },
+        "Task": { "type": "object", "properties": {
+            "taskId": { "type": "string" }, "projectId": { "type": "string" }, "storyId": { "type": "string" },
+            "sessionId": { "type": "string" }, "title": { "type": "string" }, "state": { "type": "string" },
+            "gate": { "type": "object", "properties": {
+                "state": { "type": "string", "enum": ["active", "parked", "approved", "exhausted"] },
+                "corrections": { "type": "integer" }, "ceiling": { "type": "integer" }, "parkedOn": { "type": "string" } } } } },
+        "Waiting": { "type": "object", "properties": {
+            "task": schema("Task"), "questionId": { "type": "string" }, "parkedAt": { "type": "integer" } } },
+        "Tip": { "type": "object", "properties": { "type": { "type": "string" }, "revision": { "type": "integer" } } }
+    })
+}
