@@ -10,6 +10,7 @@ pub mod cli;
 pub mod demo;
 pub mod domain;
 pub mod engine;
+pub mod logging;
 pub mod opencode;
 pub mod server;
 pub mod source;

@@ -319,3 +319,46 @@ fn a_profile_names_the_server_and_token() {
         r.stderr
     );
 }
+
+#[test]
+fn the_server_logs_to_a_file_and_never_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, tokens) = start_server(dir.path());
+    let token = &tokens.iter().find(|(n, _)| n == "dev-a").unwrap().1;
+    let r = exec({
+        let mut c = Command::new(OQ);
+        c.args([
+            "--source",
+            &server.base,
+            "--token",
+            token,
+            "-p",
+            "loja",
+            "readiness",
+        ]);
+        c
+    });
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let bad = exec({
+        let mut c = Command::new(OQ);
+        c.args([
+            "--source",
+            &server.base,
+            "--token",
+            "wrong-token-value",
+            "list",
+        ]);
+        c
+    });
+    assert_eq!(bad.code, 10);
+    drop(server);
+    let log = std::fs::read_to_string(dir.path().join("data/logs/serve.log")).expect("serve.log");
+    assert!(log.contains("listening"), "{log}");
+    for (_, t) in &tokens {
+        assert!(!log.contains(t.as_str()), "a token is in the log");
+    }
+    assert!(
+        !log.contains("wrong-token-value"),
+        "a presented token is in the log"
+    );
+}

@@ -446,4 +446,8 @@ fn oq_demo_on_a_terminal_fills_the_store_and_opens_the_tui() {
     tui.wait_exit();
     tui.assert_restored();
     assert_eq!(open_items(data.path(), "dev-a").len(), 6);
+    // The TUI logs to a file, never to the screen.
+    let log = std::fs::read_to_string(data.path().join("logs/tui.log")).expect("tui.log");
+    assert!(log.contains("terminal UI opened"), "{log}");
+    assert!(!tui.screen().contains("terminal UI opened"));
 }

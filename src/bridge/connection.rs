@@ -93,10 +93,7 @@ impl Upstream {
             );
         }
         self.stats.releases.fetch_add(1, Ordering::Relaxed);
-        eprintln!(
-            "oq serve: opencode {}: connection {conn_id} ended ({end:?}); released",
-            self.cfg.name
-        );
+        tracing::info!(upstream = %self.cfg.name, conn_id, ?end, "opencode connection ended; released");
         true
     }
 

@@ -92,7 +92,12 @@ fn open_tui(ctx: Context) -> i32 {
         }
     };
     let project = ctx.global.project.clone();
-    crate::tui::open(ctx.source, ctx.user, dir, project)
+    // Logs to a file, never to the screen; without one the TUI still works.
+    let _ = crate::logging::init(&dir, "tui");
+    tracing::info!(source = %ctx.source.describe(), "terminal UI opened");
+    let code = crate::tui::open(ctx.source, ctx.user, dir, project);
+    tracing::info!(code, "terminal UI closed");
+    code
 }
 
 async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {

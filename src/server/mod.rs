@@ -130,6 +130,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(routes::meta::no_route)
         .method_not_allowed_fallback(routes::meta::method_not_allowed)
         .layer(DefaultBodyLimit::max(extract::BODY_LIMIT))
+        .layer(axum::middleware::from_fn(log_request))
         .with_state(state)
 }
 
@@ -238,8 +239,30 @@ pub fn main(config_path: &Path) -> i32 {
     }
 }
 
+/// One line per request in the log: method, route, status and time — never the
+/// token, the body or the query (which may carry a cursor but nothing secret; still,
+/// the route is enough to follow what happened).
+async fn log_request(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let started = std::time::Instant::now();
+    let response = next.run(req).await;
+    let status = response.status().as_u16();
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    if status >= 500 {
+        tracing::warn!(%method, %path, status, ms, "request failed");
+    } else {
+        tracing::debug!(%method, %path, status, ms, "request");
+    }
+    response
+}
+
 /// Binds `config.listen` and serves until a termination signal.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
+    let log = crate::logging::init(&config.data_dir, "serve");
     // Handlers first: a signal that arrives right after "listening" must stop us cleanly.
     let signals = signals::Signals::install()?;
     let listener = TcpListener::bind(config.listen)
@@ -247,6 +270,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     let addr: SocketAddr = listener.local_addr()?;
     println!("oq serve: listening on http://{addr}");
+    match &log {
+        Ok(path) => eprintln!("oq serve: log in {}", path.display()),
+        Err(e) => eprintln!("oq serve: no log file ({e}); going on without one"),
+    }
+    tracing::info!(%addr, users = config.users.len(), projects = config.projects.len(), "listening");
     eprintln!(
         "oq serve: store in {}, {} users, {} projects",
         config.data_dir.display(),
@@ -264,6 +292,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     run(listener, &config, ServerOptions::default(), signals.wait()).await?;
+    tracing::info!("stopped");
     eprintln!("oq serve: stopped");
     Ok(())
 }

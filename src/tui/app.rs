@@ -211,6 +211,10 @@ async fn drive<S: Source + Clone + 'static>(
             {
                 panic!("OQ_TEST_PANIC_KEY pressed");
             }
+            if let Msg::End(reason) = &m {
+                // Every non-clean end is worth a line in the log (never on screen).
+                tracing::info!(?reason, "connection ended");
+            }
             let fx = update::update(model, m);
             runner.run_all(fx, model, guard, terminal, events);
             if model.quit {
