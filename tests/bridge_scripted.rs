@@ -631,6 +631,7 @@ fn a_session_is_blocked_while_a_question_of_its_tree_is_not_settled() {
     assert_eq!(st, 200, "{b}");
     assert_eq!(b["blocking"], true, "{b}");
     assert_eq!(b["root"], "ses_1");
+    assert_eq!(b["userTakeover"], false, "{b}");
     // Another session is not blocked; a non-member learns nothing.
     let (_, other) = s.call(
         &s.ana,
@@ -646,5 +647,7 @@ fn a_session_is_blocked_while_a_question_of_its_tree_is_not_settled() {
     assert_eq!(st, 200, "{b}");
     let (_, b) = s.call(&s.ana, Method::GET, path, None);
     assert_eq!(b["blocking"], false, "{b}");
+    // A manual answer is a person taking the session over: reported for its root.
+    assert_eq!(b["userTakeover"], true, "{b}");
     s.stop();
 }

@@ -79,9 +79,11 @@ impl Upstream {
                         }
                     });
                 }
-                Effect::UserTakeover { .. } => {
-                    // No session-goal loop runs inside oq serve: nothing to pause. Counted.
+                Effect::UserTakeover { root_session, .. } => {
+                    // No session-goal loop runs inside oq serve: the takeover is kept and
+                    // reported by GET …/sessions/{id}/blocking to whatever continues it.
                     self.stats.takeovers.fetch_add(1, Ordering::Relaxed);
+                    inner.takeovers.insert(root_session, self.now_ms());
                 }
                 Effect::PersistSetting(enabled) => {
                     let me = self.clone();

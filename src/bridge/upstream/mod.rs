@@ -122,6 +122,10 @@ pub(crate) struct Inner {
     pub waiters: HashMap<u64, oneshot::Sender<UpstreamResult>>,
     /// oq sessions already created for OpenCode sessions.
     pub sessions: HashSet<String>,
+    /// Root sessions a person took over (a manual claim, a user pause, the feature
+    /// turned off), with when (machine clock): reported to whatever continues a session,
+    /// since no goal loop runs inside oq serve to act on them.
+    pub takeovers: HashMap<String, u64>,
 }
 
 pub struct Upstream {
@@ -185,6 +189,7 @@ impl Upstream {
                 manual: HashSet::new(),
                 waiters: HashMap::new(),
                 sessions: HashSet::new(),
+                takeovers: HashMap::new(),
             }),
             pending_closes: Mutex::new(Vec::new()),
             clock: Instant::now(),
@@ -222,11 +227,14 @@ impl Upstream {
     /// Whether `session_id`'s tree (walked up to its root through subagent sessions) is
     /// blocked by a request that is not settled, and that root: what anything that
     /// continues a session asks right before it prompts (seed 002's goal linkage).
-    pub fn blocking(&self, session_id: &str) -> (bool, String) {
+    pub fn blocking(&self, session_id: &str) -> (bool, String, Option<u64>) {
         let inner = self.lock();
+        let root = inner.delegate.root_of(session_id);
+        let taken_over = inner.takeovers.get(&root).copied();
         (
             inner.delegate.is_blocking_session(session_id),
-            inner.delegate.root_of(session_id),
+            root,
+            taken_over,
         )
     }
 

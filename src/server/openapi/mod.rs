@@ -353,9 +353,10 @@ pub fn document() -> Value {
         "security": [{ "bearer": [] }],
         "parameters": [param("sessionId")],
         "responses": {
-            "200": ok("{sessionID, root, blocking, upstream}", json!({ "type": "object", "properties": {
+            "200": ok("{sessionID, root, blocking, upstream, userTakeover}", json!({ "type": "object", "properties": {
                 "sessionID": { "type": "string" }, "root": { "type": "string" },
-                "blocking": { "type": "boolean" }, "upstream": { "type": ["string", "null"] } } })),
+                "blocking": { "type": "boolean" }, "upstream": { "type": ["string", "null"] },
+                "userTakeover": { "type": "boolean" } } })),
             "401": err("no token, or a token this server does not know (`unauthorized`)"),
             "404": err("no bridge of the caller's projects")
         }

@@ -222,19 +222,24 @@ pub async fn blocking(
     }
     let mut root = session_id.clone();
     let mut blocked_by = None;
+    let mut taken_over = false;
     for up in &ups {
-        let (blocking, up_root) = up.blocking(&session_id);
+        let (blocking, up_root, takeover) = up.blocking(&session_id);
         if up_root != session_id {
             root = up_root;
         }
         if blocking {
             blocked_by = Some(up.name().to_string());
         }
+        taken_over |= takeover.is_some();
     }
     Ok(Json(json!({
         "sessionID": session_id,
         "root": root,
         "blocking": blocked_by.is_some(),
         "upstream": blocked_by,
+        // A person took this session's tree over (answered or dismissed by hand, paused
+        // a timer, or turned the feature off): a continuation loop should yield to them.
+        "userTakeover": taken_over,
     })))
 }
