@@ -104,20 +104,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                         _ => "answer recorded",
                     };
                     info(model, format!("{how}: {}", first_line(&q.pergunta)));
-                    model.drafts.remove(&question_id);
-                    fx.push(Effect::RemoveDraft {
-                        question_id: question_id.clone(),
-                    });
-                    if model
-                        .form
-                        .as_ref()
-                        .is_some_and(|f| f.question_id == question_id)
-                    {
-                        model.form = None;
-                    }
-                    if model.focus == Focus::Answer {
-                        model.focus = Focus::Queue;
-                    }
+                    answer_handed_over(model, &question_id, &mut fx);
                     fx.extend(reload(model));
                 }
                 Err(e) => error(model, e),
@@ -192,20 +179,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 model.in_flight = None;
             }
             // The text is in the outbox (synced): the draft has done its job.
-            model.drafts.remove(&question_id);
-            fx.push(Effect::RemoveDraft {
-                question_id: question_id.clone(),
-            });
-            if model
-                .form
-                .as_ref()
-                .is_some_and(|f| f.question_id == question_id)
-            {
-                model.form = None;
-            }
-            if model.focus == Focus::Answer {
-                model.focus = Focus::Queue;
-            }
+            answer_handed_over(model, &question_id, &mut fx);
             model.outbox += 1;
             info(
                 model,
@@ -376,5 +350,24 @@ pub(super) fn draft_changed(model: &mut Model, fx: &mut Vec<Effect>) {
             question_id: id,
             text,
         });
+    }
+}
+
+/// An answer left the form for good (recorded, or queued on disk): its draft is deleted,
+/// its form closed, and the focus goes back to the queue.
+fn answer_handed_over(model: &mut Model, question_id: &str, fx: &mut Vec<Effect>) {
+    model.drafts.remove(question_id);
+    fx.push(Effect::RemoveDraft {
+        question_id: question_id.to_string(),
+    });
+    if model
+        .form
+        .as_ref()
+        .is_some_and(|f| f.question_id == question_id)
+    {
+        model.form = None;
+    }
+    if model.focus == Focus::Answer {
+        model.focus = Focus::Queue;
     }
 }
