@@ -79,9 +79,14 @@ pub fn question(q: &QuestionItem, now_ms: i64) -> String {
             },
             a.resposta
         )),
-        None if q.can_answer => {
-            out.push_str("you can answer: oq answer ID --text \"…\" (or --accept)\n")
-        }
+        None if q.can_answer && q.sugestao.is_some() => out.push_str(&format!(
+            "you can answer: oq answer {} --text \"…\" (or --accept)\n",
+            q.question_id
+        )),
+        None if q.can_answer => out.push_str(&format!(
+            "you can answer: oq answer {} --text \"…\"\n",
+            q.question_id
+        )),
         None => out.push_str(&format!(
             "you cannot answer: {}\n",
             q.reason.as_deref().unwrap_or("")
