@@ -101,6 +101,27 @@ impl HttpSource {
         (feed.latest.clone(), *seen)
     }
 
+    /// `POST …/open-questions/{id}/answer`, with an `Idempotency-Key` when given.
+    async fn post_answer(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+        key: Option<&str>,
+    ) -> Result<QuestionItem, OqError> {
+        let project = self.project(project).await?;
+        let path = format!(
+            "/projects/{}/open-questions/{}/answer",
+            seg(&project),
+            seg(question_id)
+        );
+        let mut req = self.request(Method::POST, &path).json(input);
+        if let Some(key) = key {
+            req = req.header("idempotency-key", key);
+        }
+        self.send(req).await
+    }
+
     fn remember(&self, project: &str, revision: i64) {
         let mut feeds = self.feeds.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, seen)) = feeds.get_mut(project) {
@@ -295,16 +316,7 @@ impl Source for HttpSource {
         question_id: &str,
         input: &AnswerInput,
     ) -> Result<QuestionItem, OqError> {
-        let project = self.project(project).await?;
-        self.post(
-            &format!(
-                "/projects/{}/open-questions/{}/answer",
-                seg(&project),
-                seg(question_id)
-            ),
-            input,
-        )
-        .await
+        self.post_answer(project, question_id, input, None).await
     }
 
     /// The same POST with an `Idempotency-Key` header: the server returns the first
@@ -316,18 +328,8 @@ impl Source for HttpSource {
         input: &AnswerInput,
         key: &str,
     ) -> Result<QuestionItem, OqError> {
-        let project = self.project(project).await?;
-        let path = format!(
-            "/projects/{}/open-questions/{}/answer",
-            seg(&project),
-            seg(question_id)
-        );
-        self.send(
-            self.request(Method::POST, &path)
-                .header("idempotency-key", key)
-                .json(input),
-        )
-        .await
+        self.post_answer(project, question_id, input, Some(key))
+            .await
     }
 
     async fn dismiss(

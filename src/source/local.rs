@@ -35,6 +35,27 @@ impl LocalSource {
         Actor::person(&self.user)
     }
 
+    /// An answer through the engine, with the client's idempotency key when it has one.
+    async fn answer_with(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+        key: Option<&str>,
+    ) -> Result<QuestionItem, OqError> {
+        let (project, id, input, key) = (
+            project.map(str::to_string),
+            question_id.to_string(),
+            input.clone(),
+            key.map(str::to_string),
+        );
+        self.blocking(move |e, me| {
+            let q = e.answer_once(&me, project.as_deref(), &id, &input, key.as_deref())?;
+            Ok(QuestionItem::from_question(&q, &me))
+        })
+        .await
+    }
+
     /// Runs `f` on tokio's blocking pool: SQLite may wait on another process's lock.
     async fn blocking<T: Send + 'static>(
         &self,
@@ -132,18 +153,7 @@ impl Source for LocalSource {
         question_id: &str,
         input: &AnswerInput,
     ) -> Result<QuestionItem, OqError> {
-        let (project, id, input) = (
-            project.map(str::to_string),
-            question_id.to_string(),
-            input.clone(),
-        );
-        self.blocking(move |e, me| {
-            Ok(QuestionItem::from_question(
-                &e.answer(&me, project.as_deref(), &id, &input)?,
-                &me,
-            ))
-        })
-        .await
+        self.answer_with(project, question_id, input, None).await
     }
 
     async fn answer_once(
@@ -153,19 +163,8 @@ impl Source for LocalSource {
         input: &AnswerInput,
         key: &str,
     ) -> Result<QuestionItem, OqError> {
-        let (project, id, input, key) = (
-            project.map(str::to_string),
-            question_id.to_string(),
-            input.clone(),
-            key.to_string(),
-        );
-        self.blocking(move |e, me| {
-            Ok(QuestionItem::from_question(
-                &e.answer_once(&me, project.as_deref(), &id, &input, Some(&key))?,
-                &me,
-            ))
-        })
-        .await
+        self.answer_with(project, question_id, input, Some(key))
+            .await
     }
 
     async fn dismiss(
