@@ -141,26 +141,36 @@ fn a_non_author_cannot_answer_by_any_key() {
     tui.assert_restored();
 }
 
-#[test]
-fn sigterm_restores_the_terminal_and_keeps_the_draft() {
-    let data = demo();
-    let mut tui = Tui::spawn(data.path(), "dev-a");
+/// Opens the answer field on dev-a's guest-checkout question and types `text`.
+fn type_a_draft(tui: &mut Tui, text: &str) {
     tui.wait_text("Open questions (6)");
     tui.send(b"g");
     tui.send(b"j");
     tui.wait_text("Should guest checkout be supported");
     tui.send(b"i");
-    tui.typed("half a thought");
-    tui.wait_text("half a thought");
-    tui.signal("TERM");
-    tui.wait_exit();
-    tui.assert_restored();
-    let drafts: Vec<String> = std::fs::read_dir(data.path().join("drafts"))
+    tui.typed(text);
+    tui.wait_text(text);
+}
+
+/// The texts of the drafts saved in the data dir.
+fn drafts_on_disk(data: &Path) -> Vec<String> {
+    std::fs::read_dir(data.join("drafts"))
         .expect("drafts dir")
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().ends_with(".txt"))
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn sigterm_restores_the_terminal_and_keeps_the_draft() {
+    let data = demo();
+    let mut tui = Tui::spawn(data.path(), "dev-a");
+    type_a_draft(&mut tui, "half a thought");
+    tui.signal("TERM");
+    tui.wait_exit();
+    tui.assert_restored();
+    let drafts = drafts_on_disk(data.path());
     assert_eq!(drafts, vec!["half a thought".to_string()]);
 
     // The draft comes back when the question is reopened.
@@ -186,22 +196,11 @@ fn sighup_restores_the_terminal() {
 fn a_panic_restores_the_terminal_and_keeps_the_draft() {
     let data = demo();
     let mut tui = Tui::spawn_with(data.path(), "dev-a", &[("OQ_TEST_PANIC_KEY", "~")]);
-    tui.wait_text("Open questions (6)");
-    tui.send(b"g");
-    tui.send(b"j");
-    tui.wait_text("Should guest checkout be supported");
-    tui.send(b"i");
-    tui.typed("kept across a panic");
-    tui.wait_text("kept across a panic");
+    type_a_draft(&mut tui, "kept across a panic");
     tui.send(b"~");
     tui.wait_exit();
     tui.assert_restored_then_text();
-    let drafts: Vec<String> = std::fs::read_dir(data.path().join("drafts"))
-        .expect("drafts dir")
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".txt"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect();
+    let drafts = drafts_on_disk(data.path());
     assert_eq!(drafts, vec!["kept across a panic".to_string()]);
 }
 
@@ -209,22 +208,11 @@ fn a_panic_restores_the_terminal_and_keeps_the_draft() {
 fn sighup_keeps_the_draft() {
     let data = demo();
     let mut tui = Tui::spawn(data.path(), "dev-a");
-    tui.wait_text("Open questions (6)");
-    tui.send(b"g");
-    tui.send(b"j");
-    tui.wait_text("Should guest checkout be supported");
-    tui.send(b"i");
-    tui.typed("kept across a hangup");
-    tui.wait_text("kept across a hangup");
+    type_a_draft(&mut tui, "kept across a hangup");
     tui.signal("HUP");
     tui.wait_exit();
     tui.assert_restored();
-    let drafts: Vec<String> = std::fs::read_dir(data.path().join("drafts"))
-        .expect("drafts dir")
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".txt"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .collect();
+    let drafts = drafts_on_disk(data.path());
     assert_eq!(drafts, vec!["kept across a hangup".to_string()]);
 }
 
