@@ -256,13 +256,26 @@ async fn run_all(
             .json(&json!({"resposta": format!("Answer {i}: go with the one-page checkout.")}))
     };
 
+    // Built before any clock starts: a reqwest client loads the platform's root
+    // certificates, tens of milliseconds of CPU each, which is the client's cost, not the
+    // server's. Each has its own pool, so each keeps one keep-alive connection per server.
+    let clients = (0..knobs.clients)
+        .map(|_| {
+            Client::builder()
+                .pool_max_idle_per_host(1)
+                .timeout(Duration::from_secs(30))
+                .build()
+                .context("http client")
+        })
+        .collect::<Result<Vec<_>>>()?;
+
     let mut ceiling = Vec::new();
     println!(
         "== ceiling run 1: bare axum handler, {} clients, {} requests",
         knobs.clients, knobs.ceiling_requests
     );
     drive(
-        knobs.clients,
+        &clients,
         bare_urls.clone(),
         0..knobs.warmup,
         knobs.max_run,
@@ -271,7 +284,7 @@ async fn run_all(
     .await?
     .expect_clean("ceiling warm-up")?;
     let c1 = drive(
-        knobs.clients,
+        &clients,
         bare_urls.clone(),
         0..knobs.ceiling_requests,
         knobs.max_run,
@@ -287,7 +300,7 @@ async fn run_all(
         knobs.clients, knobs.answers, knobs.questions
     );
     drive(
-        knobs.clients,
+        &clients,
         answer_urls.clone(),
         0..knobs.warmup,
         knobs.max_run,
@@ -296,7 +309,7 @@ async fn run_all(
     .await?
     .expect_clean("answer warm-up")?;
     let answers = drive(
-        knobs.clients,
+        &clients,
         answer_urls.clone(),
         knobs.warmup..knobs.warmup + knobs.answers,
         knobs.max_run,
@@ -315,7 +328,7 @@ async fn run_all(
 
     println!("== ceiling run 2");
     let c2 = drive(
-        knobs.clients,
+        &clients,
         bare_urls,
         0..knobs.ceiling_requests,
         knobs.max_run,
@@ -382,7 +395,7 @@ impl Load {
 /// `clients` tasks, each with its own `Client` (one keep-alive connection), take the next
 /// index of `range` until it is exhausted or `limit` has passed.
 async fn drive<F>(
-    clients: usize,
+    clients: &[Client],
     urls: Arc<Vec<String>>,
     range: std::ops::Range<usize>,
     limit: Duration,
@@ -395,15 +408,11 @@ where
     let next = Arc::new(AtomicUsize::new(range.start));
     let start = Instant::now();
     let deadline = start + limit;
-    let mut tasks: Vec<JoinHandle<Result<Load>>> = Vec::with_capacity(clients);
-    for _ in 0..clients {
+    let mut tasks: Vec<JoinHandle<Result<Load>>> = Vec::with_capacity(clients.len());
+    for client in clients {
         let (next, urls, make, end) = (next.clone(), urls.clone(), make.clone(), range.end);
+        let client = client.clone();
         tasks.push(tokio::spawn(async move {
-            let client = Client::builder()
-                .pool_max_idle_per_host(1)
-                .timeout(Duration::from_secs(30))
-                .build()
-                .context("http client")?;
             let mut out = Load {
                 latencies: Vec::new(),
                 wall: Duration::ZERO,
