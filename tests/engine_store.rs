@@ -626,6 +626,88 @@ fn a_version_1_store_is_migrated_and_lists_correctly() {
     assert_eq!(links, 3);
 }
 
+/// Version 5 rebuilds the log table: every event keeps its position and id, the open set
+/// survives, and the store still refuses what it refused before.
+#[test]
+fn a_version_4_store_is_rebuilt_lean_with_every_position_kept() {
+    let d = TempDir::new().unwrap();
+    let path = d.path().join(STORE_FILE);
+    let before: Vec<(i64, String, String)>;
+    {
+        let conn = Connection::open(&path).unwrap();
+        for step in &MIGRATIONS[..4] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 4;"
+        ))
+        .unwrap();
+        let session = Event::SessionStarted {
+            session_id: "s-v1".into(),
+            kind: SessionKind::Conversation,
+            author: "carol".into(),
+        };
+        let events = [
+            session,
+            v1_question("q-a", "1?"),
+            v1_question("q-b", "2?"),
+            v1_question("q-c", "3?"),
+        ];
+        for (n, event) in events.iter().enumerate() {
+            insert(&conn, n, "old", event);
+        }
+        before = event_rows(&conn);
+    }
+    let e = LocalEngine::new(SqliteStore::open(&path).unwrap(), EngineConfig::default());
+    let conn = Connection::open(&path).unwrap();
+    assert_eq!(
+        event_rows(&conn),
+        before,
+        "same seq, id and type for every event"
+    );
+    let leftovers: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'events_v5'
+               OR sql LIKE '%AUTOINCREMENT%' OR name = 'events_one_answer'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(leftovers, 0);
+    assert_eq!(listed(&e, "old", StatusFilter::Open).1, 3);
+    // New positions continue after the old ones.
+    reply(&e, "carol", "old", "q-b", "yes").unwrap();
+    let newest: i64 = conn
+        .query_row("SELECT max(seq) FROM events", [], |r| r.get(0))
+        .unwrap();
+    assert!(newest > before.last().unwrap().0);
+    assert_eq!(listed(&e, "old", StatusFilter::Open).1, 2);
+    assert_eq!(listed(&e, "old", StatusFilter::Answered).1, 1);
+    assert_eq!(listed(&e, "old", StatusFilter::All).1, 3);
+    // Still append-only, still one settlement, still a guarded open set.
+    for refused in [
+        "UPDATE events SET actor = 'x' WHERE seq = 1",
+        "DELETE FROM events WHERE seq = 1",
+        "DELETE FROM open_questions WHERE question_id = 'q-a'",
+        "INSERT INTO open_questions VALUES ('q-z', 'old', 999, 'carol')",
+        "INSERT INTO events (event_id, type, project_id, question_id, actor, at, payload)
+         VALUES ('e-x', 'open_question.closed', 'old', 'q-b', 'carol', 0, '{}')",
+    ] {
+        assert!(conn.execute(refused, []).is_err(), "{refused} was accepted");
+    }
+    assert_eq!(event_rows(&conn).len(), before.len() + 2);
+}
+
+fn event_rows(conn: &Connection) -> Vec<(i64, String, String)> {
+    let mut stmt = conn
+        .prepare("SELECT seq, event_id, type FROM events ORDER BY seq")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
 fn siblings(path: &Path) -> Vec<bool> {
     ["-wal", "-shm", "-journal"]
         .iter()

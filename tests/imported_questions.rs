@@ -366,8 +366,10 @@ fn the_schema_refuses_a_second_settlement() {
             [&id],
         )
         .unwrap_err();
+    // One settlement per question: schema v5's unique index over answers and closures.
     assert!(
-        err.to_string().contains("already answered or closed"),
+        err.to_string()
+            .contains("UNIQUE constraint failed: events.question_id"),
         "{err}"
     );
 }

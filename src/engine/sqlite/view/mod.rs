@@ -176,9 +176,18 @@ impl StoreView for SqliteView<'_> {
                 let mut stmt = self.conn.prepare_cached(&sql)?;
                 let params = bind(vec![(":after", &q.after_seq), (":limit", &limit)], &project);
                 let items = collect(stmt.query_map(&*params, question_from_row)?)?;
-                let kind = if answered_only { "open_question.answered" } else { "artifact.open_question" };
-                let count_sql = scope("SELECT count(*) FROM events WHERE type = :kind {scope}", "project_id", project);
-                let params = bind(vec![(":kind", &kind)], &project);
+                // Counted from the declarations (their own index), so an answer pays
+                // for no extra index of its own: literal types let SQLite pick the
+                // partial indexes.
+                let counted = if answered_only {
+                    "SELECT count(*) FROM events d JOIN events a
+                       ON a.type = 'open_question.answered' AND a.question_id = d.question_id
+                     WHERE d.type = 'artifact.open_question' {scope}"
+                } else {
+                    "SELECT count(*) FROM events d WHERE d.type = 'artifact.open_question' {scope}"
+                };
+                let count_sql = scope(counted, "d.project_id", project);
+                let params = bind(vec![], &project);
                 let total: i64 = self.conn.prepare_cached(&count_sql)?.query_row(&*params, |r| r.get(0))?;
                 (items, total as u64)
             }
