@@ -12,7 +12,13 @@
 //!
 //! Decisions read through the same connection inside the transaction, so each sees the
 //! writes of those before it in the batch: the order is the serial order.
+//!
+//! A follower gives the connection back as soon as its decision is in the batch and waits
+//! for the commit on a separate lock (`settled`): the next writers decide while the
+//! earlier ones are being woken, instead of queueing behind each wake-up for the
+//! connection.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -25,12 +31,19 @@ use crate::engine::store::{NewEvent, StoreView};
 /// A batch stops taking followers at this size, so a steady stream of writers cannot
 /// keep its first members waiting for the commit indefinitely.
 const MAX_BATCH: usize = 256;
+/// Failed batches remembered for their late-waking members (failures are rare; a member
+/// wakes long before this many batches have ended after its own).
+const FAILURES_KEPT: usize = 64;
 
 pub struct Writer {
     state: Mutex<State>,
-    committed: Condvar,
+    /// Signalled when a batch ends, for writers waiting to start the next one.
+    batch_ended: Condvar,
     /// Writers blocked on `state`: the leader commits when none are left.
     queued: AtomicUsize,
+    settled: Mutex<Settled>,
+    /// Signalled with `settled`, for members waiting for their batch's commit.
+    commit_done: Condvar,
 }
 
 struct State {
@@ -38,9 +51,15 @@ struct State {
     /// The open batch: its number and how many writers joined it.
     open: Option<(u64, usize)>,
     next_batch: u64,
-    /// The newest batch that ended, and whether its commit failed (the message).
+}
+
+/// How batches ended, apart from the connection so members can wait without it.
+#[derive(Default)]
+struct Settled {
+    /// The newest batch that ended (batches end in order).
     ended: u64,
-    failure: Option<(u64, String)>,
+    /// Batches whose commit failed, with the message, newest last.
+    failed: VecDeque<(u64, String)>,
 }
 
 impl Writer {
@@ -50,11 +69,41 @@ impl Writer {
                 conn,
                 open: None,
                 next_batch: 1,
-                ended: 0,
-                failure: None,
             }),
-            committed: Condvar::new(),
+            batch_ended: Condvar::new(),
             queued: AtomicUsize::new(0),
+            settled: Mutex::new(Settled::default()),
+            commit_done: Condvar::new(),
+        }
+    }
+
+    /// Records how `batch` ended and wakes its members and the writers waiting to start.
+    fn end_batch(&self, batch: u64, failure: Option<String>) {
+        let mut settled = self.settled.lock().unwrap_or_else(|p| p.into_inner());
+        settled.ended = batch;
+        if let Some(message) = failure {
+            settled.failed.push_back((batch, message));
+            if settled.failed.len() > FAILURES_KEPT {
+                settled.failed.pop_front();
+            }
+        }
+        drop(settled);
+        self.commit_done.notify_all();
+        self.batch_ended.notify_all();
+    }
+
+    /// Blocks until `batch` ended; its commit's failure, if it failed.
+    fn wait_for(&self, batch: u64) -> Result<(), OqError> {
+        let mut settled = self.settled.lock().unwrap_or_else(|p| p.into_inner());
+        while settled.ended < batch {
+            settled = self
+                .commit_done
+                .wait(settled)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        match settled.failed.iter().find(|(b, _)| *b == batch) {
+            Some((_, message)) => Err(OqError::Internal(message.clone())),
+            None => Ok(()),
         }
     }
 
@@ -66,10 +115,10 @@ impl Writer {
             let mut guard = poisoned.into_inner();
             if let Some((batch, _)) = guard.open.take() {
                 let _ = guard.conn.execute_batch("ROLLBACK");
-                guard.ended = batch;
-                guard.failure =
-                    Some((batch, "a writer panicked; the batch was rolled back".into()));
-                self.committed.notify_all();
+                self.end_batch(
+                    batch,
+                    Some("a writer panicked; the batch was rolled back".into()),
+                );
             }
             guard
         });
@@ -94,7 +143,7 @@ impl Writer {
                 // Wait for a full batch to end before starting the next.
                 while state.open.is_some() {
                     state = self
-                        .committed
+                        .batch_ended
                         .wait(state)
                         .unwrap_or_else(|p| p.into_inner());
                 }
@@ -109,26 +158,27 @@ impl Writer {
         if !leader {
             // Refused: nothing of it is in the batch; no need to wait for the commit.
             let done = outcome?;
-            while state.ended < batch {
-                state = self
-                    .committed
-                    .wait(state)
-                    .unwrap_or_else(|p| p.into_inner());
-            }
-            return match &state.failure {
-                Some((failed, message)) if *failed == batch => {
-                    Err(OqError::Internal(message.clone()))
-                }
-                _ => Ok(done),
-            };
+            drop(state);
+            return self.wait_for(batch).map(|()| done);
         }
         // The leader: let the writers queued behind it join, then commit for all.
-        while self.queued.load(Ordering::SeqCst) > 0
-            && state.open.is_some_and(|(_, m)| m < MAX_BATCH)
-        {
-            drop(state);
-            std::thread::yield_now();
-            state = self.lock();
+        loop {
+            match state.open {
+                Some((open, members)) if open == batch => {
+                    if self.queued.load(Ordering::SeqCst) == 0 || members >= MAX_BATCH {
+                        break;
+                    }
+                    drop(state);
+                    std::thread::yield_now();
+                    state = self.lock();
+                }
+                // A member panicked meanwhile and its batch was rolled back (see `lock`).
+                _ => {
+                    drop(state);
+                    let done = outcome?;
+                    return self.wait_for(batch).map(|()| done);
+                }
+            }
         }
         let committed = state
             .conn
@@ -136,15 +186,15 @@ impl Writer {
             .and_then(|mut commit| commit.execute([]))
             .map(drop);
         state.open = None;
-        state.ended = batch;
-        state.failure = match &committed {
+        let failure = match &committed {
             Ok(()) => None,
             Err(e) => {
                 let _ = state.conn.execute_batch("ROLLBACK");
-                Some((batch, format!("store: the commit failed: {e}")))
+                Some(format!("store: the commit failed: {e}"))
             }
         };
-        self.committed.notify_all();
+        // Under the connection lock, so no next batch can end before this one.
+        self.end_batch(batch, failure);
         drop(state);
         committed.map_err(super::busy)?;
         outcome
