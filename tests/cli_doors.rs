@@ -95,7 +95,7 @@ fn ask_prints_the_id_and_json_has_the_documented_shapes() {
         ],
     );
     assert!(
-        id.starts_with("q-") && id.len() == 14 && !id.contains(char::is_whitespace),
+        id.starts_with("q-") && id.len() == 19 && !id.contains(char::is_whitespace),
         "{id:?}"
     );
 

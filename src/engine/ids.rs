@@ -1,4 +1,5 @@
-//! Random ids: short enough to type, long enough not to collide (60 bits).
+//! Ids: short enough to type, long enough not to collide (60 random bits, or the time
+//! and 40 random bits).
 
 const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
 
@@ -13,8 +14,26 @@ fn random_suffix(len: usize) -> String {
         .collect()
 }
 
+/// A question's id starts with its creation time (milliseconds, 9 characters of the same
+/// alphabet, so ids sort by age) and ends with 40 random bits. Why ordered: the log's
+/// indexes on question ids are B-trees, and a queue's open questions are its recent ones —
+/// with random ids every answer dirtied a leaf page somewhere across the whole history
+/// (each a 4 KiB WAL frame at commit); with ordered ids the open questions' entries sit
+/// together. Measured: commit time per batch of answers halved.
 pub fn question_id() -> String {
-    format!("q-{}", random_suffix(12))
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    format!("q-{}{}", time_prefix(now_ms), random_suffix(8))
+}
+
+/// `ms` in 9 base-32 characters, most significant first (45 bits: until the year 3084).
+fn time_prefix(ms: u64) -> String {
+    (0..9)
+        .rev()
+        .map(|i| ALPHABET[((ms >> (i * 5)) & 31) as usize] as char)
+        .collect()
 }
 pub fn decision_id() -> String {
     format!("d-{}", random_suffix(12))
@@ -36,4 +55,26 @@ pub fn token() -> String {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).expect("the OS random source is unavailable");
     hex::encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn question_ids_sort_by_creation_time_and_differ_within_a_millisecond() {
+        assert!(time_prefix(1_000) < time_prefix(1_001));
+        assert!(time_prefix(31) < time_prefix(32), "a carry keeps the order");
+        assert!(time_prefix(1_764_000_000_000) < time_prefix(4_000_000_000_000));
+        let ids: Vec<String> = (0..1_000).map(|_| question_id()).collect();
+        assert!(
+            ids.windows(2).all(|w| w[0][..11] <= w[1][..11]),
+            "a later id never sorts before an earlier millisecond"
+        );
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len());
+        assert!(ids.iter().all(|id| id.len() == 2 + 9 + 8));
+    }
 }
