@@ -909,7 +909,8 @@ fn group_commit_probe(data_dir: &Path, n: usize) -> Result<()> {
     let store = SqliteStore::open_in(data_dir)?;
     let t = Instant::now();
     for (b, chunk) in batched.chunks(PROBE_BATCH).enumerate() {
-        let (stored, ()) = store.transact(|view| {
+        let (expected, chunk) = (2 * chunk.len(), chunk.to_vec());
+        let (stored, ()) = store.transact(move |view| {
             let mut events = Vec::with_capacity(2 * chunk.len());
             for (k, q) in chunk.iter().enumerate() {
                 let question = view
@@ -937,7 +938,7 @@ fn group_commit_probe(data_dir: &Path, n: usize) -> Result<()> {
             }
             Ok((events, ()))
         })?;
-        ensure!(stored.len() == 2 * chunk.len(), "batch {b} short");
+        ensure!(stored.len() == expected, "batch {b} short");
     }
     let grouped = t.elapsed();
     let (r1, r64) = (

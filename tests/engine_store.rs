@@ -14,7 +14,9 @@ use oq::domain::{
     WorkState,
 };
 use oq::engine::sqlite::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS, STORE_FILE};
-use oq::engine::{EngineConfig, LocalEngine, SqliteStore, StatusFilter, VerdictInput};
+use oq::engine::{
+    EngineConfig, LocalEngine, NewEvent, SqliteStore, StatusFilter, Store, VerdictInput,
+};
 use rusqlite::Connection;
 use tempfile::TempDir;
 
@@ -706,6 +708,68 @@ fn event_rows(conn: &Connection) -> Vec<(i64, String, String)> {
         .unwrap()
         .map(Result::unwrap)
         .collect()
+}
+
+fn answered_event(question_id: &str, decision: &str) -> NewEvent {
+    NewEvent {
+        project_id: "p".into(),
+        actor: "alice".into(),
+        event: Event::QuestionAnswered {
+            question_id: question_id.into(),
+            resposta: "yes".into(),
+            aceitou_sugestao: false,
+            decision_event_id: decision.into(),
+            respondida_por: "alice".into(),
+            answers: Vec::new(),
+            idempotency_key: None,
+        },
+    }
+}
+
+/// A decision's events go in as one statement: the positions reported are the ones the
+/// log holds, and when the schema refuses any of them, none is kept — with or without the
+/// chunked path of long appends.
+#[test]
+fn an_append_reports_its_positions_and_is_all_or_nothing() {
+    let (dir, e) = setup();
+    let (q1, q2) = (
+        ask(&e, "p", "s-alice", "one?", Afeta::default()),
+        ask(&e, "p", "s-alice", "two?", Afeta::default()),
+    );
+    let (stored, ()) = e
+        .store()
+        .transact({
+            let events = vec![answered_event(&q1, "d-1"), answered_event(&q2, "d-2")];
+            move |_| Ok((events, ()))
+        })
+        .unwrap();
+    let conn = Connection::open(dir.path().join(STORE_FILE)).unwrap();
+    let rows = event_rows(&conn);
+    let tail: Vec<(i64, String, String)> = rows[rows.len() - 2..].to_vec();
+    let reported: Vec<(i64, String, String)> = stored
+        .iter()
+        .map(|s| (s.seq, s.event_id.clone(), s.event.type_name().to_string()))
+        .collect();
+    assert_eq!(reported, tail);
+
+    let q3 = ask(&e, "p", "s-alice", "three?", Afeta::default());
+    for filler in [0, 100] {
+        let before = event_rows(&conn).len();
+        // `filler` more answers to fresh questions first, so 100 takes the chunked path.
+        let mut events: Vec<NewEvent> = (0..filler)
+            .map(|i| answered_event(&format!("q-free-{filler}-{i}"), "d-x"))
+            .collect();
+        events.push(answered_event(&q3, "d-3"));
+        events.push(answered_event(&q1, "d-again"));
+        let err = e.store().transact(|_| Ok((events, ()))).unwrap_err();
+        assert_eq!(err.code(), "duplicate_event", "{err}");
+        assert_eq!(
+            event_rows(&conn).len(),
+            before,
+            "nothing of a refused append stays"
+        );
+    }
+    assert_eq!(listed(&e, "p", StatusFilter::Open).0, vec![q3]);
 }
 
 fn siblings(path: &Path) -> Vec<bool> {

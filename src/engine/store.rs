@@ -120,8 +120,11 @@ pub trait Store: Send + Sync {
     /// Runs `decide` in one write transaction, serialised against every other writer of the
     /// store (other processes included), and appends what it returns. Either every event is
     /// appended or none is.
-    fn transact<T>(
+    ///
+    /// `decide` owns what it needs (`Send + 'static`): a store may run it on a thread of its
+    /// own, as the SQLite store's writer does, batching the decisions of many callers.
+    fn transact<T: Send + 'static>(
         &self,
-        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError>,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
     ) -> Result<(Vec<StoredEvent>, T), OqError>;
 }

@@ -163,7 +163,12 @@ pub async fn run_observed(
     observe: Option<tokio::sync::oneshot::Sender<AppState>>,
 ) -> anyhow::Result<()> {
     let data_dir = config.data_dir.clone();
-    let store = tokio::task::spawn_blocking(move || SqliteStore::open_in(&data_dir)).await??;
+    // A server takes concurrent writes: its commits are flushed while the next batch is
+    // decided (readers and callers still see only what is on disk).
+    let store = tokio::task::spawn_blocking(move || {
+        SqliteStore::open_in_with(&data_dir, crate::engine::sqlite::Flush::Pipelined)
+    })
+    .await??;
     let engine = Arc::new(LocalEngine::new(store, EngineConfig::default()));
     let (changes, _) = watch::channel(0u64);
     let (stop_tx, stopping) = watch::channel(false);

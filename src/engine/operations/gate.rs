@@ -28,7 +28,15 @@ impl<S: Store> Engine<S> {
         if let Some(s) = &input.subspecialty {
             check_id("subspecialty", s)?;
         }
-        let (_, outcome) = self.store.transact(|v| {
+        let owned = (
+            project_id.to_string(),
+            actor.clone(),
+            task_id.to_string(),
+            input.clone(),
+        );
+        let (_, outcome) = self.store.transact(move |v| {
+            let (project_id, actor) = (owned.0.as_str(), &owned.1);
+            let (task_id, input) = (owned.2.as_str(), &owned.3);
             let mut task = task_in(v, project_id, task_id)?;
             let change = task.gate.decide(verdict)?;
             let mut events = Vec::new();

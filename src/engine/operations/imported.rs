@@ -19,9 +19,15 @@ impl<S: Store> Engine<S> {
         question_id: &str,
         reason: ClosedReason,
     ) -> Result<Question, OqError> {
+        let owned = (
+            actor.clone(),
+            project_id.map(str::to_string),
+            question_id.to_string(),
+        );
         let project = self
             .store
-            .transact(|view| {
+            .transact(move |view| {
+                let (actor, project_id, question_id) = (&owned.0, owned.1.as_deref(), &owned.2);
                 let question = question_in(view, project_id, question_id)?;
                 let project = question.project_id.clone();
                 match reason {
@@ -56,9 +62,15 @@ impl<S: Store> Engine<S> {
         project_id: Option<&str>,
         question_id: &str,
     ) -> Result<Question, OqError> {
+        let owned = (
+            actor.clone(),
+            project_id.map(str::to_string),
+            question_id.to_string(),
+        );
         let project = self
             .store
-            .transact(|view| {
+            .transact(move |view| {
+                let (actor, project_id, question_id) = (&owned.0, owned.1.as_deref(), &owned.2);
                 let question = question_in(view, project_id, question_id)?;
                 let project = question.project_id.clone();
                 if question.orphaned || !question.is_open() {

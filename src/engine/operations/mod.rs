@@ -130,7 +130,9 @@ impl<S: Store> Engine<S> {
             }
             None => ids::session_id(),
         };
-        let (_, session) = self.store.transact(|view| {
+        let owned = (project_id.to_string(), author.clone(), actor.clone());
+        let (_, session) = self.store.transact(move |view| {
+            let (project_id, author, actor) = (owned.0.as_str(), &owned.1, &owned.2);
             if view.session(&session_id)?.is_some() {
                 return Err(OqError::conflict(
                     "session_exists",

@@ -51,10 +51,13 @@ impl<S: Store> Engine<S> {
             .question_id
             .map(str::to_string)
             .unwrap_or_else(ids::question_id);
-        let input = q.input;
-        self.store.transact(|view| {
+        let (input, autor, source) = (q.input.clone(), q.autor.to_string(), q.source.to_string());
+        let (prompts, upstream) = (q.prompts, q.upstream);
+        let owned = (project_id.to_string(), actor.clone(), question_id.clone());
+        self.store.transact(move |view| {
+            let (project_id, actor, question_id) = (owned.0.as_str(), &owned.1, &owned.2);
             session_in(view, project_id, &input.session_id)?;
-            if view.question(&question_id)?.is_some() {
+            if view.question(question_id)?.is_some() {
                 return Err(OqError::conflict(
                     "question_exists",
                     format!("question {question_id} already exists"),
@@ -65,11 +68,11 @@ impl<S: Store> Engine<S> {
                 pergunta: input.pergunta.clone(),
                 sugestao: input.sugestao.clone(),
                 afeta: input.afeta.clone(),
-                autor: q.autor.to_string(),
+                autor,
                 session_id: input.session_id.clone(),
-                source: q.source.to_string(),
-                prompts: q.prompts,
-                upstream: q.upstream,
+                source,
+                prompts,
+                upstream,
             };
             Ok((vec![new_event(project_id, actor, event)], ()))
         })?;
@@ -103,7 +106,17 @@ impl<S: Store> Engine<S> {
         if let Some(key) = idempotency_key {
             check_id("Idempotency-Key", key)?;
         }
-        let outcome = self.store.transact(|view| {
+        let owned = (
+            actor.clone(),
+            project_id.map(str::to_string),
+            question_id.to_string(),
+            input.clone(),
+            idempotency_key.map(str::to_string),
+        );
+        let outcome = self.store.transact(move |view| {
+            let (actor, project_id, question_id, input) =
+                (&owned.0, owned.1.as_deref(), owned.2.as_str(), &owned.3);
+            let idempotency_key = owned.4.as_deref();
             let question = question_in(view, project_id, question_id)?;
             let retried = question.answer.as_ref().is_some_and(|a| {
                 idempotency_key.is_some()
@@ -277,7 +290,9 @@ impl<S: Store> Engine<S> {
         gate: ReadinessGate,
     ) -> Result<Readiness, OqError> {
         check_id("projectId", project_id)?;
-        let (_, open) = self.store.transact(|v| {
+        let owned = (project_id.to_string(), actor.clone());
+        let (_, open) = self.store.transact(move |v| {
+            let (project_id, actor) = (owned.0.as_str(), &owned.1);
             let open = v.open_count(project_id)?;
             let event = Event::ReadinessRecorded {
                 gate,

@@ -27,7 +27,9 @@ impl<S: Store> Engine<S> {
             title: title.clone(),
             state: WorkState::Draft,
         };
-        self.store.transact(|_| {
+        let owned = (project_id.to_string(), actor.clone());
+        self.store.transact(move |_| {
+            let (project_id, actor) = (owned.0.as_str(), &owned.1);
             Ok((
                 vec![new_event(
                     project_id,
@@ -48,7 +50,9 @@ impl<S: Store> Engine<S> {
         to: WorkState,
     ) -> Result<Story, OqError> {
         actor.require_role(&[Role::Po], "moving a story")?;
-        let (_, story) = self.store.transact(|v| {
+        let owned = (project_id.to_string(), actor.clone(), story_id.to_string());
+        let (_, story) = self.store.transact(move |v| {
+            let (project_id, actor, story_id) = (owned.0.as_str(), &owned.1, owned.2.as_str());
             let mut story = story_in(v, project_id, story_id)?;
             story.check_move(to)?;
             let event = Event::StoryStateChanged {
@@ -71,7 +75,15 @@ impl<S: Store> Engine<S> {
         question_id: Option<&str>,
     ) -> Result<Story, OqError> {
         actor.require_role(&[Role::Po], "correcting a story")?;
-        let (_, story) = self.store.transact(|v| {
+        let owned = (
+            project_id.to_string(),
+            actor.clone(),
+            story_id.to_string(),
+            question_id.map(str::to_string),
+        );
+        let (_, story) = self.store.transact(move |v| {
+            let (project_id, actor, story_id) = (owned.0.as_str(), &owned.1, owned.2.as_str());
+            let question_id = owned.3.as_deref();
             let story = story_in(v, project_id, story_id)?;
             let cited = match question_id {
                 None => CitedQuestion::None,
@@ -112,7 +124,15 @@ impl<S: Store> Engine<S> {
         actor.require_role(&[Role::Po, Role::DevLead], "creating a task")?;
         let title = check_text("title", title, TITLE_MAX_CHARS)?;
         let ceiling = self.config.correction_ceiling;
-        let (_, task) = self.store.transact(|v| {
+        let owned = (
+            project_id.to_string(),
+            actor.clone(),
+            story_id.to_string(),
+            session_id.to_string(),
+        );
+        let (_, task) = self.store.transact(move |v| {
+            let (project_id, actor) = (owned.0.as_str(), &owned.1);
+            let (story_id, session_id) = (owned.2.as_str(), owned.3.as_str());
             story_in(v, project_id, story_id)?;
             let session = session_in(v, project_id, session_id)?;
             if session.kind != SessionKind::Execution {
@@ -145,7 +165,9 @@ impl<S: Store> Engine<S> {
         to: WorkState,
     ) -> Result<Task, OqError> {
         actor.require_role(&[Role::Po, Role::DevLead], "moving a task")?;
-        let (_, task) = self.store.transact(|v| {
+        let owned = (project_id.to_string(), actor.clone(), task_id.to_string());
+        let (_, task) = self.store.transact(move |v| {
+            let (project_id, actor, task_id) = (owned.0.as_str(), &owned.1, owned.2.as_str());
             let mut task = task_in(v, project_id, task_id)?;
             let event = Event::TaskStateChanged {
                 task_id: task_id.into(),

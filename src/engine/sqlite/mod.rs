@@ -4,9 +4,10 @@
 //! oq store, and a store newer than this binary are refused untouched. Writers serialise
 //! on SQLite's own write lock (`BEGIN IMMEDIATE`), so several processes share one store:
 //! the TUI open while `oq ask` declares and another process answers. Within a process,
-//! concurrent writers share one transaction and one fsync (`writer.rs`, group commit),
-//! and reads go through their own connections.
+//! concurrent writers share one transaction and one fsync (`writer.rs`: group commit on
+//! one writer thread), and reads go through their own connections.
 
+mod flush;
 mod schema;
 mod view;
 mod writer;
@@ -16,7 +17,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior};
 
 use crate::domain::{OqError, StoredEvent};
 use crate::engine::ids;
@@ -36,6 +37,20 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 /// Read connections per process: reads never wait behind a write batch, and with WAL each
 /// sees only committed data.
 const READERS: usize = 3;
+
+/// When a write's commit reaches the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flush {
+    /// Inside COMMIT (`synchronous=FULL`): for processes that write now and then, like the
+    /// doors and the TUI, and for any store other processes read at the same time.
+    #[default]
+    InCommit,
+    /// On a thread of its own while the next batch is decided (`flush.rs`): for a server
+    /// under concurrent writes. Callers and this process's readers still see only what is
+    /// on disk; another process reading the same file may see a batch up to one flush
+    /// (~1 ms) before it is.
+    Pipelined,
+}
 
 pub struct SqliteStore {
     writer: Writer,
@@ -62,6 +77,15 @@ impl SqliteStore {
         Self::open(&data_dir.join(STORE_FILE))
     }
 
+    /// [`SqliteStore::open_in`], choosing when commits are flushed.
+    pub fn open_in_with(data_dir: &Path, flush: Flush) -> Result<Self, OqError> {
+        let store = Self::open_in(data_dir)?;
+        match flush {
+            Flush::InCommit => Ok(store),
+            Flush::Pipelined => store.flushed_apart(),
+        }
+    }
+
     pub fn open(path: &Path) -> Result<Self, OqError> {
         preflight(path)?;
         let mut conn = Connection::open(path).map_err(|e| not_writable(path, &e))?;
@@ -75,7 +99,7 @@ impl SqliteStore {
             readers.push(Mutex::new(reader));
         }
         Ok(SqliteStore {
-            writer: Writer::new(conn),
+            writer: Writer::new(conn, None)?,
             readers,
             next_reader: AtomicUsize::new(0),
             path: path.to_path_buf(),
@@ -84,6 +108,30 @@ impl SqliteStore {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The same store with its writer flushing apart: the write connection is handed over
+    /// (the old writer ends, its queue empty) to a writer with the WAL file to flush.
+    fn flushed_apart(self) -> Result<Self, OqError> {
+        let Some(wal) = flush::open_wal(&self.path) else {
+            tracing::warn!("store: no WAL file to flush apart; flushing inside COMMIT");
+            return Ok(self);
+        };
+        let conn = Connection::open(&self.path).map_err(|e| not_writable(&self.path, &e))?;
+        configure(&conn).map_err(|e| classify_open_error(&self.path, e))?;
+        let SqliteStore {
+            writer,
+            readers,
+            next_reader,
+            path,
+        } = self;
+        drop(writer);
+        Ok(SqliteStore {
+            writer: Writer::new(conn, Some(wal))?,
+            readers,
+            next_reader,
+            path,
+        })
     }
 
     /// A read connection, round robin; a poisoned one is still usable (reads hold no
@@ -101,56 +149,125 @@ impl Store for SqliteStore {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let out = f(&SqliteView::new(&tx))?;
         tx.finish()?;
+        // Nothing read leaves before it is on disk (see `flush.rs`).
+        self.writer.durability().wait_for_commits_so_far();
         Ok(out)
     }
 
-    fn transact<T>(
+    fn transact<T: Send + 'static>(
         &self,
-        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError>,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
     ) -> Result<(Vec<StoredEvent>, T), OqError> {
         self.writer.transact(decide, append_events)
     }
 }
 
-/// Appends events at the end of the log, inside the caller's transaction.
+/// Appends events at the end of the log, inside the caller's transaction: all of them or,
+/// on any refusal by the schema, none.
+///
+/// A decision's few events go in as one multi-row INSERT, atomic by itself, so the common
+/// write needs no savepoint. Longer appends (imports, benchmarks' seeding) go in chunks
+/// under a savepoint.
 fn append_events(
     conn: &Connection,
     new_events: Vec<NewEvent>,
 ) -> Result<Vec<StoredEvent>, OqError> {
+    if new_events.len() <= ROWS_PER_INSERT {
+        return insert_rows(conn, new_events);
+    }
+    conn.prepare_cached("SAVEPOINT oq_append")?.execute([])?;
     let mut stored = Vec::with_capacity(new_events.len());
-    let mut insert = conn.prepare_cached(
+    let mut rest = new_events.into_iter();
+    let result = loop {
+        let chunk: Vec<NewEvent> = rest.by_ref().take(ROWS_PER_INSERT).collect();
+        if chunk.is_empty() {
+            break Ok(());
+        }
+        match insert_rows(conn, chunk) {
+            Ok(rows) => stored.extend(rows),
+            Err(e) => break Err(e),
+        }
+    };
+    if result.is_err() {
+        conn.prepare_cached("ROLLBACK TO oq_append")?.execute([])?;
+    }
+    conn.prepare_cached("RELEASE oq_append")?.execute([])?;
+    result.map(|()| stored)
+}
+
+/// Rows per INSERT statement: 10 parameters each, far below SQLite's parameter limit.
+const ROWS_PER_INSERT: usize = 64;
+const EVENT_COLUMNS: usize = 10;
+
+/// One INSERT for `new_events` (at most [`ROWS_PER_INSERT`]).
+fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError> {
+    let n = new_events.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let tuple = format!("({})", ["?"; EVENT_COLUMNS].join(", "));
+    let sql = format!(
         "INSERT INTO events (event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    )?;
+         VALUES {}",
+        vec![tuple.as_str(); n].join(", ")
+    );
+    let mut insert = conn.prepare_cached(&sql)?;
     let at = now_ms();
-    for ne in new_events {
-        let event_id = ids::event_id();
+    let mut rows = Vec::with_capacity(n);
+    for ne in &new_events {
         let payload =
             serde_json::to_string(&ne.event).map_err(|e| OqError::Internal(e.to_string()))?;
-        insert
-            .execute(params![
-                event_id,
+        rows.push((ids::event_id(), payload));
+    }
+    let mut params: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(n * EVENT_COLUMNS);
+    let columns: Vec<_> = new_events
+        .iter()
+        .map(|ne| {
+            (
                 ne.event.type_name(),
-                ne.project_id,
                 ne.event.session_id(),
                 ne.event.question_id(),
                 ne.event.task_id(),
                 ne.event.story_id(),
-                ne.actor,
-                at,
-                payload
-            ])
-            .map_err(constraint_to_domain)?;
-        stored.push(StoredEvent {
-            seq: conn.last_insert_rowid(),
+            )
+        })
+        .collect();
+    for ((ne, (event_id, payload)), (kind, session, question, task, story)) in
+        new_events.iter().zip(&rows).zip(&columns)
+    {
+        params.extend_from_slice(&[
+            event_id as &dyn rusqlite::ToSql,
+            kind,
+            &ne.project_id,
+            session,
+            question,
+            task,
+            story,
+            &ne.actor,
+            &at,
+            payload,
+        ]);
+    }
+    insert
+        .execute(params.as_slice())
+        .map_err(constraint_to_domain)?;
+    drop(params);
+    // One writer inside the transaction and no row ever deleted: the rows of one
+    // statement take consecutive positions ending at the last rowid.
+    let first = conn.last_insert_rowid() - n as i64 + 1;
+    Ok(new_events
+        .into_iter()
+        .zip(rows)
+        .enumerate()
+        .map(|(i, (ne, (event_id, _)))| StoredEvent {
+            seq: first + i as i64,
             event_id,
             project_id: ne.project_id,
             actor: ne.actor,
             at,
             event: ne.event,
-        });
-    }
-    Ok(stored)
+        })
+        .collect())
 }
 
 pub fn now_ms() -> i64 {

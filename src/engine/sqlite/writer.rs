@@ -1,203 +1,195 @@
-//! Group commit: the writers of one process share one SQLite transaction and one fsync.
+//! Group commit on one writer thread: the writes of a process share one SQLite
+//! transaction and one fsync.
 //!
 //! Every write is `BEGIN IMMEDIATE … COMMIT` with `synchronous=FULL`, so a lone writer
-//! pays one fsync per answer. Under load that fsync, serialised, is the whole cost. Here
-//! the first writer to find no transaction open becomes the *leader*: it begins one,
-//! runs its own decision inside a savepoint, then keeps the transaction open while other
-//! writers are queued for the connection; each *follower* runs its decision in its own
-//! savepoint of the same transaction. The leader commits once for all of them and wakes
-//! them. A decision that refuses rolls back to its savepoint and spoils nothing else; a
-//! follower's result is returned only after the commit that made it durable succeeded,
-//! so "saved" still means on disk. A lone writer sees no difference.
+//! pays one fsync per answer; under load that fsync, serialised, would be the whole cost.
+//! Here one thread owns the write connection. Callers queue a *job* (their decision) and
+//! wait; the thread takes the first job, begins a transaction, runs every job that is
+//! queued by then (up to [`MAX_BATCH`]) back to back, commits once, and only then hands
+//! each caller its result — so "saved" still means on disk. Jobs that arrive during a
+//! commit form the next batch.
 //!
-//! Decisions read through the same connection inside the transaction, so each sees the
-//! writes of those before it in the batch: the order is the serial order.
+//! The flush to disk is taken off this path too (`flush.rs`): after a commit the batch
+//! goes to the flushing thread, which tells its callers once it is on disk, while this
+//! thread already decides the next batch.
 //!
-//! A follower gives the connection back as soon as its decision is in the batch and waits
-//! for the commit on a separate lock (`settled`): the next writers decide while the
-//! earlier ones are being woken, instead of queueing behind each wake-up for the
-//! connection.
+//! Why a thread and not callers taking turns on a lock: the decisions are serial either
+//! way (they read what the ones before them wrote), and handing a lock from one blocked
+//! thread to the next costs a wake-up each time, during which nobody decides. The thread
+//! runs the queue without a single switch. A lone writer sees no difference.
+//!
+//! A refusal is decided before anything is written and an append is all-or-nothing (see
+//! `append_events`), so a refused decision spoils nothing of the others' in the batch,
+//! and none needs a savepoint of its own. Decisions read through the same connection
+//! inside the transaction, so each sees the writes of those before it: the order is the
+//! serial order.
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::fs::File;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::thread::JoinHandle;
 
 use rusqlite::Connection;
 
+use super::flush::{self, Delivery, Durability, Ended};
 use super::view::SqliteView;
 use crate::domain::{OqError, StoredEvent};
 use crate::engine::store::{NewEvent, StoreView};
 
-/// A batch stops taking followers at this size, so a steady stream of writers cannot
-/// keep its first members waiting for the commit indefinitely.
+/// A batch stops taking jobs at this size, so a steady stream of writers cannot keep its
+/// first members waiting for the commit indefinitely.
 const MAX_BATCH: usize = 256;
-/// Failed batches remembered for their late-waking members (failures are rare; a member
-/// wakes long before this many batches have ended after its own).
-const FAILURES_KEPT: usize = 64;
+
+/// A queued write: runs its decision and append on the writer's connection (or, given
+/// none because no transaction could begin, does not run), and returns how to deliver
+/// the outcome once the batch's end is known.
+type Job = Box<dyn FnOnce(Option<&Connection>) -> Delivery + Send>;
 
 pub struct Writer {
-    state: Mutex<State>,
-    /// Signalled when a batch ends, for writers waiting to start the next one.
-    batch_ended: Condvar,
-    /// Writers blocked on `state`: the leader commits when none are left.
-    queued: AtomicUsize,
-    settled: Mutex<Settled>,
-    /// Signalled with `settled`, for members waiting for their batch's commit.
-    commit_done: Condvar,
-}
-
-struct State {
-    conn: Connection,
-    /// The open batch: its number and how many writers joined it.
-    open: Option<(u64, usize)>,
-    next_batch: u64,
-}
-
-/// How batches ended, apart from the connection so members can wait without it.
-#[derive(Default)]
-struct Settled {
-    /// The newest batch that ended (batches end in order).
-    ended: u64,
-    /// Batches whose commit failed, with the message, newest last.
-    failed: VecDeque<(u64, String)>,
+    jobs: Option<Sender<Job>>,
+    threads: Vec<JoinHandle<()>>,
+    durability: Arc<Durability>,
 }
 
 impl Writer {
-    pub fn new(conn: Connection) -> Self {
-        Writer {
-            state: Mutex::new(State {
-                conn,
-                open: None,
-                next_batch: 1,
-            }),
-            batch_ended: Condvar::new(),
-            queued: AtomicUsize::new(0),
-            settled: Mutex::new(Settled::default()),
-            commit_done: Condvar::new(),
+    /// The writer over `conn`. With `wal` (the store's WAL file), commits are flushed by a
+    /// thread of their own (`flush.rs`); without, each COMMIT flushes as SQLite does.
+    pub fn new(conn: Connection, wal: Option<File>) -> Result<Self, OqError> {
+        if wal.is_some() {
+            conn.pragma_update(None, "synchronous", "NORMAL")?;
         }
+        let durability = Arc::new(Durability::new(wal.is_some()));
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (ended, flushing) = mpsc::channel::<Ended>();
+        let spawn = |name: &str, work: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(work)
+                .map_err(|e| OqError::Internal(format!("store: no {name} thread: {e}")))
+        };
+        let counts = durability.clone();
+        let flusher = spawn(
+            "oq-store-flush",
+            Box::new(move || flush::run(wal, &counts, flushing)),
+        )?;
+        let counts = durability.clone();
+        let writer = spawn(
+            "oq-store-writer",
+            Box::new(move || run(conn, queue, &counts, ended)),
+        )?;
+        Ok(Writer {
+            jobs: Some(jobs),
+            // The writer first: its end closes the flusher's queue.
+            threads: vec![writer, flusher],
+            durability,
+        })
     }
 
-    /// Records how `batch` ended and wakes its members and the writers waiting to start.
-    fn end_batch(&self, batch: u64, failure: Option<String>) {
-        let mut settled = self.settled.lock().unwrap_or_else(|p| p.into_inner());
-        settled.ended = batch;
-        if let Some(message) = failure {
-            settled.failed.push_back((batch, message));
-            if settled.failed.len() > FAILURES_KEPT {
-                settled.failed.pop_front();
-            }
-        }
-        drop(settled);
-        self.commit_done.notify_all();
-        self.batch_ended.notify_all();
-    }
-
-    /// Blocks until `batch` ended; its commit's failure, if it failed.
-    fn wait_for(&self, batch: u64) -> Result<(), OqError> {
-        let mut settled = self.settled.lock().unwrap_or_else(|p| p.into_inner());
-        while settled.ended < batch {
-            settled = self
-                .commit_done
-                .wait(settled)
-                .unwrap_or_else(|p| p.into_inner());
-        }
-        match settled.failed.iter().find(|(b, _)| *b == batch) {
-            Some((_, message)) => Err(OqError::Internal(message.clone())),
-            None => Ok(()),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.queued.fetch_add(1, Ordering::SeqCst);
-        let guard = self.state.lock().unwrap_or_else(|poisoned| {
-            // A decision panicked mid-batch: end that batch as failed so its members are
-            // told, and go on with a clean connection.
-            let mut guard = poisoned.into_inner();
-            if let Some((batch, _)) = guard.open.take() {
-                let _ = guard.conn.execute_batch("ROLLBACK");
-                self.end_batch(
-                    batch,
-                    Some("a writer panicked; the batch was rolled back".into()),
-                );
-            }
-            guard
-        });
-        self.queued.fetch_sub(1, Ordering::SeqCst);
-        guard
+    pub fn durability(&self) -> &Durability {
+        &self.durability
     }
 
     /// Runs `decide` in the shared transaction, appends its events with `append`, and
-    /// returns once they are committed (or the refusal, at once).
-    pub fn transact<T>(
+    /// returns once they are committed (or the refusal, once the batch ended).
+    pub fn transact<T: Send + 'static>(
         &self,
-        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError>,
-        append: impl FnOnce(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+        append: fn(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
     ) -> Result<(Vec<StoredEvent>, T), OqError> {
-        let mut state = self.lock();
-        let (batch, leader) = match state.open {
-            Some((batch, members)) if members < MAX_BATCH => {
-                state.open = Some((batch, members + 1));
-                (batch, false)
-            }
-            _ => {
-                // Wait for a full batch to end before starting the next.
-                while state.open.is_some() {
-                    state = self
-                        .batch_ended
-                        .wait(state)
-                        .unwrap_or_else(|p| p.into_inner());
+        let (reply, outcome) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |conn: Option<&Connection>| {
+            let decided = conn.map(|conn| decide_and_append(conn, decide, append));
+            deliver_after_commit(reply, decided)
+        });
+        let gone = || OqError::Internal("store: the writer stopped before answering".into());
+        self.jobs
+            .as_ref()
+            .ok_or_else(gone)?
+            .send(job)
+            .map_err(|_| gone())?;
+        outcome.recv().map_err(|_| gone())?
+    }
+}
+
+impl Drop for Writer {
+    /// Closing the queue ends the writer after the jobs already queued, then the flusher
+    /// after their flush; joining them closes the write connection before the store is gone.
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn deliver_after_commit<T: Send + 'static>(
+    reply: SyncSender<Result<(Vec<StoredEvent>, T), OqError>>,
+    decided: Option<Result<(Vec<StoredEvent>, T), OqError>>,
+) -> Delivery {
+    Box::new(move |committed: Result<(), OqError>| {
+        // A refusal stands whatever the batch did; a write stands only if it committed.
+        let outcome = match (decided, committed) {
+            (Some(Err(refused)), _) => Err(refused),
+            (Some(Ok(done)), Ok(())) => Ok(done),
+            (_, Err(failed)) => Err(failed),
+            (None, Ok(())) => Err(OqError::Internal("store: the write was not run".into())),
+        };
+        // The caller may have gone (a panic on its side): nothing to tell.
+        let _ = reply.send(outcome);
+    })
+}
+
+/// The writer thread: one batch per turn until the queue is closed; each ended batch goes
+/// to the flusher, which tells its members.
+fn run(conn: Connection, queue: Receiver<Job>, durability: &Durability, ended: Sender<Ended>) {
+    while let Ok(first) = queue.recv() {
+        let began = begin(&conn);
+        let mut deliveries: Vec<Delivery> = Vec::new();
+        let mut panicked = false;
+        let mut next = Some(first);
+        while let Some(job) = next {
+            let usable = (began.is_ok() && !panicked).then_some(&conn);
+            match catch_unwind(AssertUnwindSafe(|| job(usable))) {
+                Ok(delivery) => deliveries.push(delivery),
+                // That job's caller learns of it from its reply channel, closed by the
+                // unwinding; the batch's other members from the batch's failure.
+                Err(_) => {
+                    panicked = true;
+                    let _ = conn.execute_batch("ROLLBACK");
                 }
-                begin(&state.conn)?;
-                let batch = state.next_batch;
-                state.next_batch += 1;
-                state.open = Some((batch, 1));
-                (batch, true)
+            }
+            next = if deliveries.len() < MAX_BATCH && !panicked {
+                queue.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        let (committed, wrote) = match (began, panicked) {
+            (Err(e), _) => (Err(e), false),
+            (Ok(()), true) => {
+                let failed = "store: a writer panicked; its batch was rolled back";
+                (Err(OqError::Internal(failed.into())), false)
+            }
+            (Ok(()), false) => {
+                durability.commit_begins();
+                let committed = commit(&conn);
+                durability.commit_ended();
+                (committed, true)
             }
         };
-        let outcome = in_savepoint(&state.conn, decide, append);
-        if !leader {
-            // Refused: nothing of it is in the batch; no need to wait for the commit.
-            let done = outcome?;
-            drop(state);
-            return self.wait_for(batch).map(|()| done);
-        }
-        // The leader: let the writers queued behind it join, then commit for all.
-        loop {
-            match state.open {
-                Some((open, members)) if open == batch => {
-                    if self.queued.load(Ordering::SeqCst) == 0 || members >= MAX_BATCH {
-                        break;
-                    }
-                    drop(state);
-                    std::thread::yield_now();
-                    state = self.lock();
-                }
-                // A member panicked meanwhile and its batch was rolled back (see `lock`).
-                _ => {
-                    drop(state);
-                    let done = outcome?;
-                    return self.wait_for(batch).map(|()| done);
-                }
-            }
-        }
-        let committed = state
-            .conn
-            .prepare_cached("COMMIT")
-            .and_then(|mut commit| commit.execute([]))
-            .map(drop);
-        state.open = None;
-        let failure = match &committed {
-            Ok(()) => None,
-            Err(e) => {
-                let _ = state.conn.execute_batch("ROLLBACK");
-                Some(format!("store: the commit failed: {e}"))
-            }
+        let batch = Ended {
+            deliveries,
+            committed,
+            wrote,
         };
-        // Under the connection lock, so no next batch can end before this one.
-        self.end_batch(batch, failure);
-        drop(state);
-        committed.map_err(super::busy)?;
-        outcome
+        if let Err(mpsc::SendError(batch)) = ended.send(batch) {
+            // No flusher (it panicked): nobody may hear "saved" without a flush.
+            let gone = OqError::Internal("store: the flusher has stopped".into());
+            for deliver in batch.deliveries {
+                deliver(Err(gone.clone()));
+            }
+        }
     }
 }
 
@@ -211,18 +203,23 @@ fn begin(conn: &Connection) -> Result<(), OqError> {
         .map_err(super::busy)
 }
 
-fn in_savepoint<T>(
+fn commit(conn: &Connection) -> Result<(), OqError> {
+    let committed = conn
+        .prepare_cached("COMMIT")
+        .and_then(|mut commit| commit.execute([]))
+        .map(drop);
+    if let Err(e) = &committed {
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(OqError::Internal(format!("store: the commit failed: {e}")));
+    }
+    Ok(())
+}
+
+fn decide_and_append<T>(
     conn: &Connection,
     decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError>,
-    append: impl FnOnce(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
+    append: fn(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
 ) -> Result<(Vec<StoredEvent>, T), OqError> {
-    // Cached statements: these run for every write, and preparing them is measurable.
-    conn.prepare_cached("SAVEPOINT oq_write")?.execute([])?;
-    let result =
-        decide(&SqliteView::new(conn)).and_then(|(events, out)| Ok((append(conn, events)?, out)));
-    if result.is_err() {
-        conn.prepare_cached("ROLLBACK TO oq_write")?.execute([])?;
-    }
-    conn.prepare_cached("RELEASE oq_write")?.execute([])?;
-    result
+    let (events, out) = decide(&SqliteView::new(conn))?;
+    Ok((append(conn, events)?, out))
 }

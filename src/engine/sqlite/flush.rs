@@ -1,0 +1,124 @@
+//! The flush to disk, taken off the writer's path: a batch is committed to the WAL by the
+//! writer thread and made durable here, while the writer already decides the next batch.
+//!
+//! With `synchronous=FULL`, SQLite fsyncs the WAL inside COMMIT, holding the write lock:
+//! the writer sat idle through every flush, and under load a third of its time went there.
+//! The writer connection now commits with `synchronous=NORMAL` (SQLite's own WAL
+//! consistency, checkpoints still synced) and this thread `fdatasync`s the WAL file after
+//! each commit, covering every batch committed before the call began. The rules that keep
+//! "saved" meaning "on disk":
+//! - a caller hears of its write only after a flush that started after its commit;
+//! - a reader returns nothing a flush has not covered: commits are counted *before* they
+//!   start, and a read waits until every commit counted by its end is flushed (the rule
+//!   known as early lock release's, so nothing seen can vanish in a power cut);
+//! - the WAL is a prefix log: a batch lost in a crash takes every later one with it,
+//!   and none of them was acknowledged.
+//!
+//! When the WAL file cannot be opened for flushing, the writer keeps `synchronous=FULL`
+//! and this thread only delivers.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::{Condvar, Mutex};
+
+use crate::domain::OqError;
+
+/// Hands a job's outcome to its caller, given whether its batch is durable.
+pub type Delivery = Box<dyn FnOnce(Result<(), OqError>) + Send>;
+
+/// A batch the writer is done with: its members, and how its commit went.
+pub struct Ended {
+    pub deliveries: Vec<Delivery>,
+    pub committed: Result<(), OqError>,
+    /// Whether it wrote to the WAL (a failed or empty batch has nothing to flush).
+    pub wrote: bool,
+}
+
+/// How far commits and flushes have gone, for readers that must not run ahead.
+pub struct Durability {
+    /// Whether commits are flushed here rather than inside COMMIT.
+    flushed_apart: bool,
+    /// Commits begun (counted before COMMIT is issued) and ended.
+    begun: AtomicU64,
+    ended: AtomicU64,
+    /// Commits known to be on disk: every one counted in `ended` when a flush started.
+    flushed: Mutex<u64>,
+    flushed_more: Condvar,
+}
+
+impl Durability {
+    pub fn new(flushed_apart: bool) -> Self {
+        Durability {
+            flushed_apart,
+            begun: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
+            flushed: Mutex::new(0),
+            flushed_more: Condvar::new(),
+        }
+    }
+
+    pub fn commit_begins(&self) {
+        self.begun.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn commit_ended(&self) {
+        self.ended.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Blocks until every commit begun so far is on disk. Called at the end of a read:
+    /// whatever its snapshot held was begun before.
+    pub fn wait_for_commits_so_far(&self) {
+        if !self.flushed_apart {
+            return;
+        }
+        let target = self.begun.load(Ordering::SeqCst);
+        let mut flushed = self.flushed.lock().unwrap_or_else(|p| p.into_inner());
+        while *flushed < target {
+            flushed = self
+                .flushed_more
+                .wait(flushed)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn mark_flushed(&self, upto: u64) {
+        let mut flushed = self.flushed.lock().unwrap_or_else(|p| p.into_inner());
+        *flushed = (*flushed).max(upto);
+        drop(flushed);
+        self.flushed_more.notify_all();
+    }
+}
+
+/// The WAL file beside `store`, opened for flushing; `None` when it cannot be.
+pub fn open_wal(store: &Path) -> Option<File> {
+    let mut name = store.as_os_str().to_owned();
+    name.push("-wal");
+    File::open(name).ok()
+}
+
+/// The flushing thread: takes every batch ended so far, flushes once for all of them,
+/// then delivers, until the writer is gone.
+pub fn run(wal: Option<File>, durability: &Durability, ended: Receiver<Ended>) {
+    while let Ok(first) = ended.recv() {
+        let mut batches = vec![first];
+        batches.extend(ended.try_iter());
+        let upto = durability.ended.load(Ordering::SeqCst);
+        let flushed = match &wal {
+            Some(wal) if batches.iter().any(|b| b.wrote) => wal
+                .sync_data()
+                .map_err(|e| OqError::Internal(format!("store: the flush to disk failed: {e}"))),
+            _ => Ok(()),
+        };
+        // Marked even when the flush failed: readers must not hang on it, and the callers
+        // of those batches are told it failed (a retry with its idempotency key is safe).
+        durability.mark_flushed(upto);
+        for batch in batches {
+            let outcome = batch.committed.and_then(|()| flushed.clone());
+            for deliver in batch.deliveries {
+                deliver(outcome.clone());
+            }
+        }
+    }
+}
