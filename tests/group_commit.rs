@@ -5,13 +5,33 @@
 use std::sync::Arc;
 
 use oq::domain::{Actor, AnswerInput, DeclareInput, Role, SessionKind};
+use oq::engine::sqlite::Flush;
 use oq::engine::{EngineConfig, LocalEngine, SqliteStore, StatusFilter};
 
 #[test]
 fn concurrent_writers_each_get_their_own_outcome_and_all_of_it_is_durable() {
+    each_gets_its_own_outcome_and_all_of_it_is_durable(Flush::InCommit);
+}
+
+#[test]
+fn with_the_flush_apart_too_each_gets_its_outcome_and_all_of_it_is_durable() {
+    each_gets_its_own_outcome_and_all_of_it_is_durable(Flush::Pipelined);
+}
+
+#[test]
+fn a_reader_never_sees_a_write_before_it_is_committed() {
+    no_write_is_seen_before_its_commit(Flush::InCommit);
+}
+
+#[test]
+fn with_the_flush_apart_a_reader_never_sees_a_write_before_it_is_committed() {
+    no_write_is_seen_before_its_commit(Flush::Pipelined);
+}
+
+fn each_gets_its_own_outcome_and_all_of_it_is_durable(flush: Flush) {
     let dir = tempfile::tempdir().unwrap();
     let engine = Arc::new(LocalEngine::new(
-        SqliteStore::open_in(dir.path()).unwrap(),
+        SqliteStore::open_in_with(dir.path(), flush).unwrap(),
         EngineConfig::default(),
     ));
     let dev = Actor::person("dev-a");
@@ -90,13 +110,12 @@ fn concurrent_writers_each_get_their_own_outcome_and_all_of_it_is_durable() {
     assert_eq!(answered, accepted.iter().filter(|(_, a)| *a).count() as u64);
 }
 
-#[test]
-fn a_reader_never_sees_a_write_before_it_is_committed() {
+fn no_write_is_seen_before_its_commit(flush: Flush) {
     // Reads have their own connections: a question declared is visible to a read only
     // once its declare call has returned (it was committed), never halfway.
     let dir = tempfile::tempdir().unwrap();
     let engine = Arc::new(LocalEngine::new(
-        SqliteStore::open_in(dir.path()).unwrap(),
+        SqliteStore::open_in_with(dir.path(), flush).unwrap(),
         EngineConfig::default(),
     ));
     engine

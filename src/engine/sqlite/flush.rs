@@ -83,6 +83,13 @@ impl Durability {
         }
     }
 
+    /// Whether a read ending now would have to wait.
+    #[cfg(test)]
+    fn unflushed(&self) -> bool {
+        let flushed = *self.flushed.lock().unwrap_or_else(|p| p.into_inner());
+        self.flushed_apart && flushed < self.begun.load(Ordering::SeqCst)
+    }
+
     fn mark_flushed(&self, upto: u64) {
         let mut flushed = self.flushed.lock().unwrap_or_else(|p| p.into_inner());
         *flushed = (*flushed).max(upto);
@@ -120,5 +127,63 @@ pub fn run(wal: Option<File>, durability: &Durability, ended: Receiver<Ended>) {
                 deliver(outcome.clone());
             }
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::mpsc;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    type Heard = Arc<Mutex<Vec<Result<(), OqError>>>>;
+
+    fn batch(heard: &Heard, committed: Result<(), OqError>, wrote: bool) -> Ended {
+        let heard = heard.clone();
+        Ended {
+            deliveries: vec![Box::new(move |outcome| heard.lock().unwrap().push(outcome))],
+            committed,
+            wrote,
+        }
+    }
+
+    #[test]
+    fn a_commit_is_unread_and_unheard_until_a_flush_covers_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = File::create(dir.path().join("oq.sqlite3-wal")).unwrap();
+        let durability = Durability::new(true);
+        let heard: Heard = Arc::default();
+        assert!(!durability.unflushed());
+        durability.commit_begins();
+        assert!(
+            durability.unflushed(),
+            "a read must wait for a commit under way"
+        );
+        durability.commit_ended();
+        assert!(durability.unflushed(), "committed is not yet flushed");
+        let (ended, flushing) = mpsc::channel();
+        ended.send(batch(&heard, Ok(()), true)).unwrap();
+        let failed = OqError::Internal("store: the commit failed".into());
+        ended
+            .send(batch(&heard, Err(failed.clone()), false))
+            .unwrap();
+        assert!(
+            heard.lock().unwrap().is_empty(),
+            "nobody hears before the flush"
+        );
+        drop(ended);
+        run(Some(wal), &durability, flushing);
+        assert!(!durability.unflushed());
+        assert_eq!(*heard.lock().unwrap(), vec![Ok(()), Err(failed)]);
+    }
+
+    #[test]
+    fn flushing_inside_commit_never_makes_a_reader_wait() {
+        let durability = Durability::new(false);
+        durability.commit_begins();
+        assert!(!durability.unflushed());
+        durability.wait_for_commits_so_far();
     }
 }
