@@ -127,4 +127,11 @@ pub trait Store: Send + Sync {
         &self,
         decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
     ) -> Result<(Vec<StoredEvent>, T), OqError>;
+
+    /// [`Store::transact`] for async callers: no thread of theirs waits while the
+    /// decision is queued, decided and flushed.
+    fn transact_async<T: Send + 'static>(
+        &self,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+    ) -> impl Future<Output = Result<(Vec<StoredEvent>, T), OqError>> + Send;
 }

@@ -115,8 +115,13 @@ impl AppState {
         F: FnOnce(&LocalEngine) -> Result<T, OqError> + Send + 'static,
     {
         let out = self.read(f).await?;
-        self.0.changes.send_modify(|g| *g = g.wrapping_add(1));
+        self.changed();
         Ok(out)
+    }
+
+    /// Wakes the event streams: something was written.
+    pub fn changed(&self) {
+        self.0.changes.send_modify(|g| *g = g.wrapping_add(1));
     }
 }
 

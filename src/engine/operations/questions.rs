@@ -10,7 +10,7 @@ use crate::domain::{
     Actor, Answer, AnswerInput, DeclareInput, Event, OqError, Question, StoredEvent,
 };
 use crate::engine::ids;
-use crate::engine::store::{QuestionQuery, StatusFilter, Store};
+use crate::engine::store::{NewEvent, QuestionQuery, StatusFilter, Store, StoreView};
 
 use super::{
     Engine, ListPage, PAGE_LIMIT, Readiness, new_event, parse_cursor, question_in, session_in,
@@ -103,101 +103,22 @@ impl<S: Store> Engine<S> {
         input: &AnswerInput,
         idempotency_key: Option<&str>,
     ) -> Result<Question, OqError> {
-        if let Some(key) = idempotency_key {
-            check_id("Idempotency-Key", key)?;
-        }
-        let owned = (
-            actor.clone(),
-            project_id.map(str::to_string),
-            question_id.to_string(),
-            input.clone(),
-            idempotency_key.map(str::to_string),
-        );
-        let outcome = self.store.transact(move |view| {
-            let (actor, project_id, question_id, input) =
-                (&owned.0, owned.1.as_deref(), owned.2.as_str(), &owned.3);
-            let idempotency_key = owned.4.as_deref();
-            let question = question_in(view, project_id, question_id)?;
-            let retried = question.answer.as_ref().is_some_and(|a| {
-                idempotency_key.is_some()
-                    && a.idempotency_key.as_deref() == idempotency_key
-                    && a.respondida_por == actor.id()
-            });
-            if retried {
-                return Ok((Vec::new(), question));
-            }
-            let decided = decide_answer(&question, actor, input)?;
-            let decision_event_id = ids::decision_id();
-            let project = question.project_id.clone();
-            let mut events = vec![
-                new_event(
-                    &project,
-                    actor,
-                    Event::QuestionAnswered {
-                        question_id: question_id.into(),
-                        resposta: decided.resposta.clone(),
-                        aceitou_sugestao: decided.aceitou_sugestao,
-                        decision_event_id: decision_event_id.clone(),
-                        respondida_por: actor.id().into(),
-                        answers: decided.choices.clone(),
-                        idempotency_key: idempotency_key.map(str::to_string),
-                    },
-                ),
-                new_event(
-                    &project,
-                    actor,
-                    Event::DecisionRecord {
-                        decision_event_id: decision_event_id.clone(),
-                        actor: actor.id().into(),
-                        context: question.pergunta.clone(),
-                        choice: decided.resposta.clone(),
-                        consequences: question.afeta.clone(),
-                        question_id: question_id.into(),
-                    },
-                ),
-            ];
-            for task_id in view.parked_on(question_id)? {
-                events.push(new_event(
-                    &project,
-                    actor,
-                    Event::GateResumed {
-                        task_id,
-                        question_id: question_id.into(),
-                        decision_event_id: decision_event_id.clone(),
-                    },
-                ));
-            }
-            Ok((events, question))
-        })?;
-        // The answer as recorded, without reading it back: the question was read in the
-        // same transaction and the answer is the event just appended.
-        let (stored, mut question) = outcome;
-        if let Some(StoredEvent {
-            at,
-            event:
-                Event::QuestionAnswered {
-                    resposta,
-                    aceitou_sugestao,
-                    decision_event_id,
-                    respondida_por,
-                    answers,
-                    idempotency_key,
-                    ..
-                },
-            ..
-        }) = stored.into_iter().next()
-        {
-            question.answer = Some(Answer {
-                resposta,
-                aceitou_sugestao,
-                decision_event_id,
-                respondida_por,
-                answered_at: at,
-                choices: answers,
-                idempotency_key,
-            });
-        }
-        Ok(question)
+        let decide = answer_decision(actor, project_id, question_id, input, idempotency_key);
+        self.store.transact(decide).map(as_recorded)
+    }
+
+    /// [`Engine::answer_once`] for async callers (the server's answer route): the same
+    /// decision, and no thread of the caller's waits while the store decides and flushes.
+    pub async fn answer_once_async(
+        &self,
+        actor: &Actor,
+        project_id: Option<&str>,
+        question_id: &str,
+        input: &AnswerInput,
+        idempotency_key: Option<&str>,
+    ) -> Result<Question, OqError> {
+        let decide = answer_decision(actor, project_id, question_id, input, idempotency_key);
+        self.store.transact_async(decide).await.map(as_recorded)
     }
 
     pub fn question(
@@ -306,6 +227,114 @@ impl<S: Store> Engine<S> {
             notice: readiness_notice(open),
         })
     }
+}
+
+/// An answer's decision, owning its inputs so the store can run it on its writer: the
+/// answer, its decision record, and the resumption of every gate parked on the question.
+fn answer_decision(
+    actor: &Actor,
+    project_id: Option<&str>,
+    question_id: &str,
+    input: &AnswerInput,
+    idempotency_key: Option<&str>,
+) -> impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, Question), OqError> + Send + 'static {
+    let owned = (
+        actor.clone(),
+        project_id.map(str::to_string),
+        question_id.to_string(),
+        input.clone(),
+        idempotency_key.map(str::to_string),
+    );
+    move |view: &dyn StoreView| {
+        let (actor, project_id, question_id, input) =
+            (&owned.0, owned.1.as_deref(), owned.2.as_str(), &owned.3);
+        let idempotency_key = owned.4.as_deref();
+        if let Some(key) = idempotency_key {
+            check_id("Idempotency-Key", key)?;
+        }
+        let question = question_in(view, project_id, question_id)?;
+        let retried = question.answer.as_ref().is_some_and(|a| {
+            idempotency_key.is_some()
+                && a.idempotency_key.as_deref() == idempotency_key
+                && a.respondida_por == actor.id()
+        });
+        if retried {
+            return Ok((Vec::new(), question));
+        }
+        let decided = decide_answer(&question, actor, input)?;
+        let decision_event_id = ids::decision_id();
+        let project = question.project_id.clone();
+        let mut events = vec![
+            new_event(
+                &project,
+                actor,
+                Event::QuestionAnswered {
+                    question_id: question_id.into(),
+                    resposta: decided.resposta.clone(),
+                    aceitou_sugestao: decided.aceitou_sugestao,
+                    decision_event_id: decision_event_id.clone(),
+                    respondida_por: actor.id().into(),
+                    answers: decided.choices.clone(),
+                    idempotency_key: idempotency_key.map(str::to_string),
+                },
+            ),
+            new_event(
+                &project,
+                actor,
+                Event::DecisionRecord {
+                    decision_event_id: decision_event_id.clone(),
+                    actor: actor.id().into(),
+                    context: question.pergunta.clone(),
+                    choice: decided.resposta.clone(),
+                    consequences: question.afeta.clone(),
+                    question_id: question_id.into(),
+                },
+            ),
+        ];
+        for task_id in view.parked_on(question_id)? {
+            events.push(new_event(
+                &project,
+                actor,
+                Event::GateResumed {
+                    task_id,
+                    question_id: question_id.into(),
+                    decision_event_id: decision_event_id.clone(),
+                },
+            ));
+        }
+        Ok((events, question))
+    }
+}
+
+/// The question with its answer as recorded, without reading it back: the question was
+/// read in the same transaction and the answer is the event just appended.
+fn as_recorded((stored, mut question): (Vec<StoredEvent>, Question)) -> Question {
+    if let Some(StoredEvent {
+        at,
+        event:
+            Event::QuestionAnswered {
+                resposta,
+                aceitou_sugestao,
+                decision_event_id,
+                respondida_por,
+                answers,
+                idempotency_key,
+                ..
+            },
+        ..
+    }) = stored.into_iter().next()
+    {
+        question.answer = Some(Answer {
+            resposta,
+            aceitou_sugestao,
+            decision_event_id,
+            respondida_por,
+            answered_at: at,
+            choices: answers,
+            idempotency_key,
+        });
+    }
+    question
 }
 
 /// A question to record: what was declared, by whom, from where; for an imported

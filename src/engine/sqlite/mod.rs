@@ -160,6 +160,17 @@ impl Store for SqliteStore {
     ) -> Result<(Vec<StoredEvent>, T), OqError> {
         self.writer.transact(decide, append_events)
     }
+
+    fn transact_async<T: Send + 'static>(
+        &self,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+    ) -> impl Future<Output = Result<(Vec<StoredEvent>, T), OqError>> + Send {
+        let (reply, outcome) = tokio::sync::oneshot::channel();
+        self.writer.submit(decide, append_events, move |result| {
+            let _ = reply.send(result);
+        });
+        async move { outcome.await.map_err(|_| writer::writer_gone())? }
+    }
 }
 
 /// Appends events at the end of the log, inside the caller's transaction: all of them or,

@@ -27,7 +27,7 @@
 use std::fs::File;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use rusqlite::Connection;
@@ -91,25 +91,45 @@ impl Writer {
     }
 
     /// Runs `decide` in the shared transaction, appends its events with `append`, and
-    /// returns once they are committed (or the refusal, once the batch ended).
+    /// returns once they are on disk (or the refusal, once the batch ended).
     pub fn transact<T: Send + 'static>(
         &self,
         decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
         append: fn(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
     ) -> Result<(Vec<StoredEvent>, T), OqError> {
         let (reply, outcome) = mpsc::sync_channel(1);
+        self.submit(decide, append, move |result| {
+            // The caller may have gone (a panic on its side): nothing to tell.
+            let _ = reply.send(result);
+        });
+        outcome.recv().map_err(|_| writer_gone())?
+    }
+
+    /// Queues `decide` and returns at once; `reply` gets the outcome once it is on disk
+    /// (or refused), on the flusher's thread. For callers that must not block a thread.
+    pub fn submit<T: Send + 'static>(
+        &self,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+        append: fn(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
+        reply: impl FnOnce(Result<(Vec<StoredEvent>, T), OqError>) + Send + 'static,
+    ) {
         let job: Job = Box::new(move |conn: Option<&Connection>| {
             let decided = conn.map(|conn| decide_and_append(conn, decide, append));
             deliver_after_commit(reply, decided)
         });
-        let gone = || OqError::Internal("store: the writer stopped before answering".into());
-        self.jobs
-            .as_ref()
-            .ok_or_else(gone)?
-            .send(job)
-            .map_err(|_| gone())?;
-        outcome.recv().map_err(|_| gone())?
+        let refused = match &self.jobs {
+            Some(jobs) => jobs.send(job).err().map(|mpsc::SendError(job)| job),
+            None => Some(job),
+        };
+        // No writer to run it: the job runs against nothing and is told why.
+        if let Some(job) = refused {
+            job(None)(Err(writer_gone()));
+        }
     }
+}
+
+pub fn writer_gone() -> OqError {
+    OqError::Internal("store: the writer stopped before answering".into())
 }
 
 impl Drop for Writer {
@@ -124,19 +144,17 @@ impl Drop for Writer {
 }
 
 fn deliver_after_commit<T: Send + 'static>(
-    reply: SyncSender<Result<(Vec<StoredEvent>, T), OqError>>,
+    reply: impl FnOnce(Result<(Vec<StoredEvent>, T), OqError>) + Send + 'static,
     decided: Option<Result<(Vec<StoredEvent>, T), OqError>>,
 ) -> Delivery {
     Box::new(move |committed: Result<(), OqError>| {
         // A refusal stands whatever the batch did; a write stands only if it committed.
-        let outcome = match (decided, committed) {
+        reply(match (decided, committed) {
             (Some(Err(refused)), _) => Err(refused),
             (Some(Ok(done)), Ok(())) => Ok(done),
             (_, Err(failed)) => Err(failed),
             (None, Ok(())) => Err(OqError::Internal("store: the write was not run".into())),
-        };
-        // The caller may have gone (a panic on its side): nothing to tell.
-        let _ = reply.send(outcome);
+        })
     })
 }
 

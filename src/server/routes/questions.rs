@@ -96,11 +96,14 @@ pub async fn answer(
     let q = match bridged(&st, &project, &question_id).await? {
         // An imported OpenCode question: claimed, posted upstream, then recorded.
         Some((up, q)) => up.manual(actor, q, Some(body), key).await?,
+        // The hot path: straight to the store's writer, no blocking thread held.
         None => {
-            st.write(move |e| {
-                e.answer_once(&actor, Some(&project), &question_id, &body, key.as_deref())
-            })
-            .await?
+            let q = st
+                .engine()
+                .answer_once_async(&actor, Some(&project), &question_id, &body, key.as_deref())
+                .await?;
+            st.changed();
+            q
         }
     };
     let item = QuestionItem::from_question(&q, &who.actor);
