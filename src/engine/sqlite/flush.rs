@@ -59,6 +59,11 @@ impl Durability {
         }
     }
 
+    /// Whether commits are flushed here (`Flush::Pipelined`) rather than inside COMMIT.
+    pub fn flushed_apart(&self) -> bool {
+        self.flushed_apart
+    }
+
     pub fn commit_begins(&self) {
         self.begun.fetch_add(1, Ordering::SeqCst);
     }

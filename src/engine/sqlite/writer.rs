@@ -16,7 +16,8 @@
 //! Why a thread and not callers taking turns on a lock: the decisions are serial either
 //! way (they read what the ones before them wrote), and handing a lock from one blocked
 //! thread to the next costs a wake-up each time, during which nobody decides. The thread
-//! runs the queue without a single switch. A lone writer sees no difference.
+//! runs the queue without a single switch. A lone write where COMMIT flushes (the doors,
+//! the TUI) skips the thread: with nothing queued it runs on the caller's own thread.
 //!
 //! A refusal is decided before anything is written and an append is all-or-nothing (see
 //! `append_events`), so a refused decision spoils nothing of the others' in the batch,
@@ -26,8 +27,9 @@
 
 use std::fs::File;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use rusqlite::Connection;
@@ -47,7 +49,11 @@ const MAX_BATCH: usize = 256;
 type Job = Box<dyn FnOnce(Option<&Connection>) -> Delivery + Send>;
 
 pub struct Writer {
+    /// Taken by the writer thread for each batch, and by a lone caller (see `run_inline`).
+    conn: Arc<Mutex<Connection>>,
     jobs: Option<Sender<Job>>,
+    /// Jobs queued for the writer thread and not yet taken by it.
+    queued: Arc<AtomicUsize>,
     threads: Vec<JoinHandle<()>>,
     durability: Arc<Durability>,
 }
@@ -73,12 +79,16 @@ impl Writer {
             "oq-store-flush",
             Box::new(move || flush::run(wal, &counts, flushing)),
         )?;
-        let counts = durability.clone();
+        let conn = Arc::new(Mutex::new(conn));
+        let queued = Arc::new(AtomicUsize::new(0));
+        let (counts, shared, waiting) = (durability.clone(), conn.clone(), queued.clone());
         let writer = spawn(
             "oq-store-writer",
-            Box::new(move || run(conn, queue, &counts, ended)),
+            Box::new(move || run(&shared, &queue, &waiting, &counts, &ended)),
         )?;
         Ok(Writer {
+            conn,
+            queued,
             jobs: Some(jobs),
             // The writer first: its end closes the flusher's queue.
             threads: vec![writer, flusher],
@@ -98,11 +108,46 @@ impl Writer {
         append: fn(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
     ) -> Result<(Vec<StoredEvent>, T), OqError> {
         let (reply, outcome) = mpsc::sync_channel(1);
-        self.submit(decide, append, move |result| {
+        let job = make_job(decide, append, move |result| {
             // The caller may have gone (a panic on its side): nothing to tell.
             let _ = reply.send(result);
         });
+        if let Some(job) = self.run_inline(job) {
+            self.queue(job);
+        }
         outcome.recv().map_err(|_| writer_gone())?
+    }
+
+    /// A lone write where COMMIT flushes (the doors, the TUI) runs on the caller's own
+    /// thread: handing it to the writer thread and back would cost two wake-ups, a third
+    /// of a fast disk's write. Only when nothing is queued and nobody holds the
+    /// connection; otherwise the job is given back to be queued.
+    fn run_inline(&self, job: Job) -> Option<Job> {
+        if self.durability.flushed_apart() || self.queued.load(Ordering::SeqCst) > 0 {
+            return Some(job);
+        }
+        let Ok(conn) = self.conn.try_lock() else {
+            return Some(job);
+        };
+        let batch = run_batch(&conn, job, || None, &self.durability);
+        drop(conn);
+        for deliver in batch.deliveries {
+            deliver(batch.committed.clone());
+        }
+        None
+    }
+
+    fn queue(&self, job: Job) {
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        let refused = match &self.jobs {
+            Some(jobs) => jobs.send(job).err().map(|mpsc::SendError(job)| job),
+            None => Some(job),
+        };
+        // No writer to run it: the job runs against nothing and is told why.
+        if let Some(job) = refused {
+            self.queued.fetch_sub(1, Ordering::SeqCst);
+            job(None)(Err(writer_gone()));
+        }
     }
 
     /// Queues `decide` and returns at once; `reply` gets the outcome once it is on disk
@@ -113,19 +158,19 @@ impl Writer {
         append: fn(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
         reply: impl FnOnce(Result<(Vec<StoredEvent>, T), OqError>) + Send + 'static,
     ) {
-        let job: Job = Box::new(move |conn: Option<&Connection>| {
-            let decided = conn.map(|conn| decide_and_append(conn, decide, append));
-            deliver_after_commit(reply, decided)
-        });
-        let refused = match &self.jobs {
-            Some(jobs) => jobs.send(job).err().map(|mpsc::SendError(job)| job),
-            None => Some(job),
-        };
-        // No writer to run it: the job runs against nothing and is told why.
-        if let Some(job) = refused {
-            job(None)(Err(writer_gone()));
-        }
+        self.queue(make_job(decide, append, reply));
     }
+}
+
+fn make_job<T: Send + 'static>(
+    decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+    append: fn(&Connection, Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError>,
+    reply: impl FnOnce(Result<(Vec<StoredEvent>, T), OqError>) + Send + 'static,
+) -> Job {
+    Box::new(move |conn: Option<&Connection>| {
+        let decided = conn.map(|conn| decide_and_append(conn, decide, append));
+        deliver_after_commit(reply, decided)
+    })
 }
 
 pub fn writer_gone() -> OqError {
@@ -159,48 +204,33 @@ fn deliver_after_commit<T: Send + 'static>(
 }
 
 /// The writer thread: one batch per turn until the queue is closed; each ended batch goes
-/// to the flusher, which tells its members.
-fn run(conn: Connection, queue: Receiver<Job>, durability: &Durability, ended: Sender<Ended>) {
-    while let Ok(first) = queue.recv() {
-        let began = begin(&conn);
-        let mut deliveries: Vec<Delivery> = Vec::new();
-        let mut panicked = false;
-        let mut next = Some(first);
-        while let Some(job) = next {
-            let usable = (began.is_ok() && !panicked).then_some(&conn);
-            match catch_unwind(AssertUnwindSafe(|| job(usable))) {
-                Ok(delivery) => deliveries.push(delivery),
-                // That job's caller learns of it from its reply channel, closed by the
-                // unwinding; the batch's other members from the batch's failure.
-                Err(_) => {
-                    panicked = true;
-                    let _ = conn.execute_batch("ROLLBACK");
-                }
-            }
-            next = if deliveries.len() < MAX_BATCH && !panicked {
-                queue.try_recv().ok()
-            } else {
-                None
-            };
+/// to the flusher, which tells its members (or, where COMMIT flushed, they are told here).
+fn run(
+    conn: &Mutex<Connection>,
+    queue: &Receiver<Job>,
+    queued: &AtomicUsize,
+    durability: &Durability,
+    ended: &Sender<Ended>,
+) {
+    let take = || {
+        let job = queue.try_recv().ok();
+        if job.is_some() {
+            queued.fetch_sub(1, Ordering::SeqCst);
         }
-        let (committed, wrote) = match (began, panicked) {
-            (Err(e), _) => (Err(e), false),
-            (Ok(()), true) => {
-                let failed = "store: a writer panicked; its batch was rolled back";
-                (Err(OqError::Internal(failed.into())), false)
+        job
+    };
+    while let Ok(first) = queue.recv() {
+        queued.fetch_sub(1, Ordering::SeqCst);
+        let guard = conn.lock().unwrap_or_else(|p| p.into_inner());
+        let batch = run_batch(&guard, first, take, durability);
+        drop(guard);
+        if !durability.flushed_apart() {
+            // COMMIT flushed already: tell the callers now, without a hop to the flusher.
+            for deliver in batch.deliveries {
+                deliver(batch.committed.clone());
             }
-            (Ok(()), false) => {
-                durability.commit_begins();
-                let committed = commit(&conn);
-                durability.commit_ended();
-                (committed, true)
-            }
-        };
-        let batch = Ended {
-            deliveries,
-            committed,
-            wrote,
-        };
+            continue;
+        }
         if let Err(mpsc::SendError(batch)) = ended.send(batch) {
             // No flusher (it panicked): nobody may hear "saved" without a flush.
             let gone = OqError::Internal("store: the flusher has stopped".into());
@@ -208,6 +238,55 @@ fn run(conn: Connection, queue: Receiver<Job>, durability: &Durability, ended: S
                 deliver(Err(gone.clone()));
             }
         }
+    }
+}
+
+/// One transaction: `first`, then the jobs `more` yields (up to [`MAX_BATCH`]), back to
+/// back, and one COMMIT. Its members are told by whoever takes the returned batch.
+fn run_batch(
+    conn: &Connection,
+    first: Job,
+    mut more: impl FnMut() -> Option<Job>,
+    durability: &Durability,
+) -> Ended {
+    let began = begin(conn);
+    let mut deliveries: Vec<Delivery> = Vec::new();
+    let mut panicked = false;
+    let mut next = Some(first);
+    while let Some(job) = next {
+        let usable = (began.is_ok() && !panicked).then_some(conn);
+        match catch_unwind(AssertUnwindSafe(|| job(usable))) {
+            Ok(delivery) => deliveries.push(delivery),
+            // That job's caller learns of it from its reply channel, closed by the
+            // unwinding; the batch's other members from the batch's failure.
+            Err(_) => {
+                panicked = true;
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+        }
+        next = if deliveries.len() < MAX_BATCH && !panicked {
+            more()
+        } else {
+            None
+        };
+    }
+    let (committed, wrote) = match (began, panicked) {
+        (Err(e), _) => (Err(e), false),
+        (Ok(()), true) => {
+            let failed = "store: a writer panicked; its batch was rolled back";
+            (Err(OqError::Internal(failed.into())), false)
+        }
+        (Ok(()), false) => {
+            durability.commit_begins();
+            let committed = commit(conn);
+            durability.commit_ended();
+            (committed, true)
+        }
+    };
+    Ended {
+        deliveries,
+        committed,
+        wrote,
     }
 }
 
