@@ -116,6 +116,32 @@ pub struct Answer {
     pub idempotency_key: Option<String>,
 }
 
+impl Answer {
+    /// The answer an `open_question.answered` event records; `None` for any other event.
+    pub fn from_event(event: super::Event, answered_at: i64) -> Option<Answer> {
+        match event {
+            super::Event::QuestionAnswered {
+                resposta,
+                aceitou_sugestao,
+                decision_event_id,
+                respondida_por,
+                answers,
+                idempotency_key,
+                ..
+            } => Some(Answer {
+                resposta,
+                aceitou_sugestao,
+                decision_event_id,
+                respondida_por,
+                answered_at,
+                choices: answers,
+                idempotency_key,
+            }),
+            _ => None,
+        }
+    }
+}
+
 impl Question {
     pub fn is_open(&self) -> bool {
         self.answer.is_none() && self.closure.is_none()

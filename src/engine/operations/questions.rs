@@ -309,30 +309,12 @@ fn answer_decision(
 /// The question with its answer as recorded, without reading it back: the question was
 /// read in the same transaction and the answer is the event just appended.
 fn as_recorded((stored, mut question): (Vec<StoredEvent>, Question)) -> Question {
-    if let Some(StoredEvent {
-        at,
-        event:
-            Event::QuestionAnswered {
-                resposta,
-                aceitou_sugestao,
-                decision_event_id,
-                respondida_por,
-                answers,
-                idempotency_key,
-                ..
-            },
-        ..
-    }) = stored.into_iter().next()
+    if let Some(answer) = stored
+        .into_iter()
+        .next()
+        .and_then(|first| Answer::from_event(first.event, first.at))
     {
-        question.answer = Some(Answer {
-            resposta,
-            aceitou_sugestao,
-            decision_event_id,
-            respondida_por,
-            answered_at: at,
-            choices: answers,
-            idempotency_key,
-        });
+        question.answer = Some(answer);
     }
     question
 }

@@ -52,30 +52,11 @@ pub(super) fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Questi
         };
         let answer = match answer {
             None => None,
-            Some((p, answered_at)) => match parse_event(&p)? {
-                Event::QuestionAnswered {
-                    resposta,
-                    aceitou_sugestao,
-                    decision_event_id,
-                    respondida_por,
-                    answers,
-                    idempotency_key,
-                    ..
-                } => Some(Answer {
-                    idempotency_key,
-                    resposta,
-                    aceitou_sugestao,
-                    decision_event_id,
-                    respondida_por,
-                    answered_at,
-                    choices: answers,
-                }),
-                _ => {
-                    return Err(OqError::Internal(format!(
-                        "answer of {question_id} is not an answer"
-                    )));
-                }
-            },
+            Some((p, answered_at)) => Some(
+                Answer::from_event(parse_event(&p)?, answered_at).ok_or_else(|| {
+                    OqError::Internal(format!("answer of {question_id} is not an answer"))
+                })?,
+            ),
         };
         let closure = match closure {
             None => None,
