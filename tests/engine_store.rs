@@ -691,7 +691,7 @@ fn a_version_4_store_is_rebuilt_lean_with_every_position_kept() {
         "UPDATE events SET actor = 'x' WHERE seq = 1",
         "DELETE FROM events WHERE seq = 1",
         "DELETE FROM open_questions WHERE question_id = 'q-a'",
-        "INSERT INTO open_questions VALUES ('q-z', 'old', 999, 'carol')",
+        "INSERT INTO open_questions VALUES ('q-z', 'old', 999)",
         "INSERT INTO events (event_id, type, project_id, question_id, actor, at, payload)
          VALUES ('e-x', 'open_question.closed', 'old', 'q-b', 'carol', 0, '{}')",
     ] {

@@ -199,6 +199,10 @@ fn append_events(
             Err(e) => break Err(e),
         }
     };
+    // A refusal by the schema rolled the whole transaction back, savepoint included.
+    if conn.is_autocommit() {
+        return result.map(|()| stored);
+    }
     if result.is_err() {
         conn.prepare_cached("ROLLBACK TO oq_append")?.execute([])?;
     }
@@ -218,7 +222,10 @@ fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<Store
     }
     let tuple = format!("({})", ["?"; EVENT_COLUMNS].join(", "));
     let sql = format!(
-        "INSERT INTO events (event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload)
+        // OR ROLLBACK, like the schema's guards: nothing an insert fires can abort it
+        // half-way, so SQLite keeps no statement journal; a refusal ends the whole
+        // transaction instead, and the writer fails the whole batch.
+        "INSERT OR ROLLBACK INTO events (event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload)
          VALUES {}",
         vec![tuple.as_str(); n].join(", ")
     );

@@ -179,20 +179,25 @@ END;
 
 /// Version 5: the same log with less to maintain per append, rebuilt once.
 ///
-/// Under concurrent answers the store was the bottleneck: every append paid for
+/// Under concurrent answers the store was the bottleneck. Every append paid for
 /// `AUTOINCREMENT`'s `sqlite_sequence` row, a UNIQUE index on random event ids, a
-/// `json_valid` CHECK, two indexes on `type`, and a BEFORE INSERT trigger — and each of
-/// those pages was copied again into SQLite's statement journal. Measured on the same
-/// disk, a declared question's answer (its two events and the open set) went from 50 µs
-/// to 15–20 µs of SQL. What stays, unchanged in meaning:
+/// `json_valid` CHECK, two indexes on `type` and a BEFORE INSERT trigger; and SQLite
+/// copied each page an insert touched into a statement journal, because a trigger that
+/// an insert into `events` may fire could abort it half-way (a `RAISE(ABORT)` guard, a
+/// scalar subquery in a derived row). Measured on the same disk, an answer's SQL went
+/// from 50 µs (v4) to well under 20 µs. What stays, unchanged in meaning:
 /// - append-only (UPDATE and DELETE refused);
 /// - one declaration, one session, story and task per id, and now ONE settlement
 ///   (answer or closure) per question as a unique index instead of a trigger;
-/// - the derived open set and links, maintained and guarded by triggers as before.
+/// - the derived open set and links, maintained and guarded by triggers as before. The
+///   guards now refuse with `RAISE(ROLLBACK)`: a refusal ends the whole transaction
+///   (the writer fails the whole batch), which is what lets SQLite skip the journal.
+///   The open set no longer stores the session's author (it took a subquery per
+///   declaration); "waiting for you" starts from the parked tasks' own index instead.
 ///
 /// `seq` stays monotonic without AUTOINCREMENT because no row is ever deleted. Rows are
 /// copied with their `seq`, so every position a client holds (cursors, Last-Event-ID)
-/// means the same event afterwards. Declarations get their own per-project index for the
+/// means the same event afterwards. Declarations get their own indexes for the
 /// answered/all listings, which used to ride on the `type` indexes.
 pub const V5_LEAN_LOG: &str = r#"
 DROP TRIGGER open_questions_guard_insert;
@@ -220,6 +225,17 @@ DROP TABLE events;
 DELETE FROM sqlite_sequence WHERE name = 'events';
 ALTER TABLE events_v5 RENAME TO events;
 
+CREATE TABLE open_questions_v5 (
+    question_id  TEXT PRIMARY KEY,
+    project_id   TEXT NOT NULL,
+    declared_seq INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+INSERT INTO open_questions_v5 SELECT question_id, project_id, declared_seq FROM open_questions;
+DROP TABLE open_questions;
+ALTER TABLE open_questions_v5 RENAME TO open_questions;
+CREATE INDEX open_questions_by_project ON open_questions(project_id, declared_seq);
+CREATE INDEX open_questions_by_seq ON open_questions(declared_seq);
+
 CREATE TRIGGER events_refuse_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'oq: the event log is append-only; UPDATE is refused'); END;
 
@@ -239,34 +255,38 @@ CREATE INDEX events_by_story ON events(story_id) WHERE story_id IS NOT NULL;
 CREATE INDEX events_by_project_seq ON events(project_id, seq);
 CREATE INDEX events_declared ON events(seq) WHERE type = 'artifact.open_question';
 CREATE INDEX events_declared_by_project ON events(project_id, seq) WHERE type = 'artifact.open_question';
+CREATE INDEX events_parked ON events(seq) WHERE type = 'gate.rescue_parked';
 
 CREATE TRIGGER open_questions_guard_insert BEFORE INSERT ON open_questions
 WHEN NOT EXISTS (SELECT 1 FROM events WHERE type = 'artifact.open_question'
                  AND question_id = NEW.question_id AND seq = NEW.declared_seq)
   OR EXISTS (SELECT 1 FROM events WHERE question_id = NEW.question_id
              AND type IN ('open_question.answered', 'open_question.closed'))
-BEGIN SELECT RAISE(ABORT, 'oq: open_questions is derived from the log; this row is not in it'); END;
+BEGIN SELECT RAISE(ROLLBACK, 'oq: open_questions is derived from the log; this row is not in it'); END;
+
+CREATE TRIGGER open_questions_refuse_update BEFORE UPDATE ON open_questions
+BEGIN SELECT RAISE(ABORT, 'oq: open_questions is derived from the log; UPDATE is refused'); END;
 
 CREATE TRIGGER open_questions_guard_delete BEFORE DELETE ON open_questions
 WHEN NOT EXISTS (SELECT 1 FROM events WHERE question_id = OLD.question_id
                  AND type IN ('open_question.answered', 'open_question.closed'))
-BEGIN SELECT RAISE(ABORT, 'oq: open_questions is derived from the log; the question is still open'); END;
+BEGIN SELECT RAISE(ROLLBACK, 'oq: open_questions is derived from the log; the question is still open'); END;
 
 CREATE TRIGGER question_links_guard_insert BEFORE INSERT ON question_links
 WHEN NOT EXISTS (SELECT 1 FROM events WHERE type = 'artifact.open_question' AND question_id = NEW.question_id)
-BEGIN SELECT RAISE(ABORT, 'oq: question_links is derived from the log; this row is not in it'); END;
+BEGIN SELECT RAISE(ROLLBACK, 'oq: question_links is derived from the log; this row is not in it'); END;
 
 CREATE TRIGGER events_derive_declared AFTER INSERT ON events
 WHEN NEW.type = 'artifact.open_question'
 BEGIN
-    INSERT INTO open_questions (question_id, project_id, declared_seq, answerer)
-    SELECT NEW.question_id, NEW.project_id, NEW.seq,
-           (SELECT json_extract(s.payload, '$.author') FROM events s
-             WHERE s.type = 'session.started' AND s.session_id = NEW.session_id);
+    INSERT INTO open_questions (question_id, project_id, declared_seq)
+    VALUES (NEW.question_id, NEW.project_id, NEW.seq);
     INSERT INTO question_links (kind, target, question_id)
-    SELECT 'rule', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.regras')
-    UNION SELECT 'story', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.historias')
-    UNION SELECT 'task', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.tarefas');
+    SELECT DISTINCT 'rule', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.regras');
+    INSERT INTO question_links (kind, target, question_id)
+    SELECT DISTINCT 'story', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.historias');
+    INSERT INTO question_links (kind, target, question_id)
+    SELECT DISTINCT 'task', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.tarefas');
 END;
 
 CREATE TRIGGER events_derive_settled AFTER INSERT ON events

@@ -251,32 +251,35 @@ fn run_batch(
 ) -> Ended {
     let began = begin(conn);
     let mut deliveries: Vec<Delivery> = Vec::new();
-    let mut panicked = false;
+    let mut failed: Option<&str> = None;
     let mut next = Some(first);
     while let Some(job) = next {
-        let usable = (began.is_ok() && !panicked).then_some(conn);
+        let usable = (began.is_ok() && failed.is_none()).then_some(conn);
         match catch_unwind(AssertUnwindSafe(|| job(usable))) {
             Ok(delivery) => deliveries.push(delivery),
             // That job's caller learns of it from its reply channel, closed by the
             // unwinding; the batch's other members from the batch's failure.
             Err(_) => {
-                panicked = true;
+                failed = Some("a writer panicked; its batch was rolled back");
                 let _ = conn.execute_batch("ROLLBACK");
             }
         }
-        next = if deliveries.len() < MAX_BATCH && !panicked {
+        // The schema refused an append (its guards and inserts roll back the whole
+        // transaction, see `append_events`): that job has its refusal, the others of the
+        // batch are told nothing of it was saved.
+        if began.is_ok() && failed.is_none() && conn.is_autocommit() {
+            failed = Some("the log refused a write of this batch; nothing of it was saved");
+        }
+        next = if deliveries.len() < MAX_BATCH && failed.is_none() {
             more()
         } else {
             None
         };
     }
-    let (committed, wrote) = match (began, panicked) {
+    let (committed, wrote) = match (began, failed) {
         (Err(e), _) => (Err(e), false),
-        (Ok(()), true) => {
-            let failed = "store: a writer panicked; its batch was rolled back";
-            (Err(OqError::Internal(failed.into())), false)
-        }
-        (Ok(()), false) => {
+        (Ok(()), Some(why)) => (Err(OqError::Internal(format!("store: {why}"))), false),
+        (Ok(()), None) => {
             durability.commit_begins();
             let committed = commit(conn);
             durability.commit_ended();
@@ -319,4 +322,95 @@ fn decide_and_append<T>(
 ) -> Result<(Vec<StoredEvent>, T), OqError> {
     let (events, out) = decide(&SqliteView::new(conn))?;
     Ok((append(conn, events)?, out))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::domain::Event;
+
+    fn answered(question_id: &str) -> NewEvent {
+        NewEvent {
+            project_id: "p".into(),
+            actor: "alice".into(),
+            event: Event::QuestionAnswered {
+                question_id: question_id.into(),
+                resposta: "yes".into(),
+                aceitou_sugestao: false,
+                decision_event_id: format!("d-{question_id}"),
+                respondida_por: "alice".into(),
+                answers: Vec::new(),
+                idempotency_key: None,
+            },
+        }
+    }
+
+    type Heard = Arc<Mutex<Vec<Result<usize, String>>>>;
+
+    fn job(heard: &Heard, events: Vec<NewEvent>) -> Job {
+        let heard = heard.clone();
+        make_job(
+            move |_: &dyn StoreView| Ok((events, ())),
+            super::super::append_events,
+            move |outcome| {
+                let outcome = outcome.map(|(stored, ())| stored.len());
+                heard
+                    .lock()
+                    .unwrap()
+                    .push(outcome.map_err(|e| e.code().to_string()));
+            },
+        )
+    }
+
+    fn events(conn: &Connection) -> i64 {
+        conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// The schema's refusals roll the whole transaction back (so SQLite keeps no statement
+    /// journal): the refused job gets its reason, the jobs before it in the batch are told
+    /// nothing was saved, none of it is in the log, and the next batch works.
+    #[test]
+    fn a_refusal_by_the_schema_fails_its_whole_batch_and_keeps_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = super::super::SqliteStore::open_in(dir.path())
+            .unwrap()
+            .path()
+            .to_path_buf();
+        let conn = Connection::open(&path).unwrap();
+        let durability = Durability::new(false);
+        let heard: Heard = Arc::default();
+        let before = events(&conn);
+        let mut rest = vec![
+            job(&heard, vec![answered("q-2"), answered("q-1")]),
+            job(&heard, vec![answered("q-3")]),
+        ]
+        .into_iter();
+        let first = job(&heard, vec![answered("q-1")]);
+        let batch = run_batch(&conn, first, || rest.next(), &durability);
+        assert!(!batch.wrote);
+        for deliver in batch.deliveries {
+            deliver(batch.committed.clone());
+        }
+        assert_eq!(
+            *heard.lock().unwrap(),
+            vec![
+                Err("internal".to_string()),
+                Err("duplicate_event".to_string())
+            ]
+        );
+        assert_eq!(events(&conn), before, "nothing of the batch is in the log");
+        // The job after the refusal was left for the next batch, which commits.
+        let next = rest.next().unwrap();
+        assert!(rest.next().is_none());
+        let batch = run_batch(&conn, next, || None, &durability);
+        for deliver in batch.deliveries {
+            deliver(batch.committed.clone());
+        }
+        assert_eq!(heard.lock().unwrap().last(), Some(&Ok(1)));
+        assert_eq!(events(&conn), before + 1);
+    }
 }

@@ -289,9 +289,14 @@ impl StoreView for SqliteView<'_> {
         person: &str,
     ) -> Result<Vec<ParkedTask>, OqError> {
         let mut stmt = self.conn.prepare_cached(&scope(
-            "SELECT p.task_id, p.question_id, p.at FROM open_questions o
-               JOIN events p ON p.type = 'gate.rescue_parked' AND p.question_id = o.question_id
-              WHERE o.answerer = :person {scope}
+            // From the parked tasks (their own index: few), to those whose question is
+            // still open and was asked in a session `person` authored.
+            "SELECT p.task_id, p.question_id, p.at FROM events p
+               JOIN open_questions o ON o.question_id = p.question_id
+               JOIN events d ON d.type = 'artifact.open_question' AND d.question_id = p.question_id
+               JOIN events s ON s.type = 'session.started' AND s.session_id = d.session_id
+              WHERE p.type = 'gate.rescue_parked'
+                AND json_extract(s.payload, '$.author') = :person {scope}
               ORDER BY p.seq",
             "o.project_id",
             project_id,
