@@ -38,7 +38,7 @@ use oq::domain::{Actor, Afeta, AnswerInput, DeclareInput, Event, Role, SessionKi
 use oq::engine::{Engine, EngineConfig, LocalEngine, NewEvent, SqliteStore, StatusFilter, Store};
 
 /// Bump when the generator of the listing store changes, so a stale cache is not reused.
-const CACHE_FORMAT: u32 = 2;
+const CACHE_FORMAT: u32 = 3;
 /// Events per `Store::transact` while building the listing store.
 const BUILD_BATCH: usize = 20_000;
 const PROJECTS: usize = 5;
