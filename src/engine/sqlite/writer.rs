@@ -20,8 +20,10 @@
 //! the TUI) skips the thread: with nothing queued it runs on the caller's own thread.
 //!
 //! A refusal is decided before anything is written and an append is all-or-nothing (see
-//! `append_events`), so a refused decision spoils nothing of the others' in the batch,
-//! and none needs a savepoint of its own. Decisions read through the same connection
+//! `append.rs`), so a refused decision spoils nothing of the others' in the batch, and
+//! none needs a savepoint of its own. A refusal by the schema itself (only a bug or
+//! tampering reaches it) rolls the whole transaction back: the batch fails whole, and
+//! each member is told (`run_batch`). Decisions read through the same connection
 //! inside the transaction, so each sees the writes of those before it: the order is the
 //! serial order.
 
