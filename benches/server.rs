@@ -37,14 +37,18 @@
 //! Every figure is printed in a table and as a machine-readable line
 //! `OQBENCH <metric> <value> <unit>`.
 
+#[path = "support/cpu.rs"]
+mod cpu;
 mod support;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
+use cpu::CpuSample;
 use futures_util::StreamExt;
 use reqwest::Client;
 use serde::{Deserialize, Serialize};
@@ -357,6 +361,8 @@ async fn run_all(
 struct Load {
     latencies: Vec<Duration>,
     wall: Duration,
+    /// CPU spent during the run, per thread group (`cpu.rs`).
+    cpu: BTreeMap<String, Duration>,
     done: usize,
     errors: usize,
     first_error: Option<String>,
@@ -389,6 +395,28 @@ impl Load {
             self.latencies.len(),
             self.wall.as_secs_f64()
         );
+        let per_request: Vec<String> = self
+            .cpu_per_request()
+            .iter()
+            .map(|(group, us)| format!("{group} {us:.1}"))
+            .collect();
+        println!(
+            "  {:<34} CPU µs per request: {}",
+            "",
+            per_request.join(", ")
+        );
+    }
+
+    /// CPU µs per successful request, per thread group, and in all (`total`).
+    fn cpu_per_request(&self) -> BTreeMap<String, f64> {
+        let n = self.latencies.len().max(1) as f64;
+        let mut out: BTreeMap<String, f64> = self
+            .cpu
+            .iter()
+            .map(|(group, spent)| (group.clone(), spent.as_secs_f64() * 1e6 / n))
+            .collect();
+        out.insert("total".into(), out.values().sum());
+        out
     }
 }
 
@@ -406,6 +434,7 @@ where
 {
     ensure!(range.end <= urls.len(), "not enough urls for the run");
     let next = Arc::new(AtomicUsize::new(range.start));
+    let cpu_before = CpuSample::now();
     let start = Instant::now();
     let deadline = start + limit;
     let mut tasks: Vec<JoinHandle<Result<Load>>> = Vec::with_capacity(clients.len());
@@ -416,6 +445,7 @@ where
             let mut out = Load {
                 latencies: Vec::new(),
                 wall: Duration::ZERO,
+                cpu: BTreeMap::new(),
                 done: 0,
                 errors: 0,
                 first_error: None,
@@ -456,6 +486,7 @@ where
     let mut all = Load {
         latencies: Vec::with_capacity(range.len()),
         wall: Duration::ZERO,
+        cpu: BTreeMap::new(),
         done: 0,
         errors: 0,
         first_error: None,
@@ -470,6 +501,7 @@ where
         }
     }
     all.wall = start.elapsed();
+    all.cpu = CpuSample::now().since(&cpu_before);
     Ok(all)
 }
 
@@ -1009,6 +1041,9 @@ impl Results {
         metric("answers.p50", ms(a.p50), "ms");
         metric("answers.p99", ms(a.p99), "ms");
         metric("answers.max", ms(a.max), "ms");
+        for (group, us) in self.answers.cpu_per_request() {
+            metric(&format!("answers.cpu_us.{group}"), us, "us");
+        }
         metric(
             "answers.count",
             self.answers.latencies.len() as f64,
@@ -1019,6 +1054,9 @@ impl Results {
             metric(&format!("ceiling.run{}.rate", i + 1), run.rate(), "req/s");
             metric(&format!("ceiling.run{}.p50", i + 1), ms(s.p50), "ms");
             metric(&format!("ceiling.run{}.p99", i + 1), ms(s.p99), "ms");
+            for (group, us) in run.cpu_per_request() {
+                metric(&format!("ceiling.run{}.cpu_us.{group}", i + 1), us, "us");
+            }
         }
         metric("ratio.answers_over_ceiling", ratio, "ratio");
         metric(

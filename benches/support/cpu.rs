@@ -1,0 +1,67 @@
+//! CPU time of this process's threads, grouped by thread name, from `/proc/self/task`.
+//!
+//! Throughput on a shared 2-core machine moves with whatever else runs; the CPU a request
+//! costs, per thread group, moves much less, and says where the time goes (the HTTP
+//! workers, the store's writer and flusher, the benchmark's own clients).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Kernel clock ticks per second in `/proc/*/stat` (`USER_HZ`, 100 on Linux).
+const TICKS_PER_SECOND: u64 = 100;
+
+/// CPU ticks (user + system) per thread group at one moment.
+#[derive(Clone, Default)]
+pub struct CpuSample(BTreeMap<String, u64>);
+
+impl CpuSample {
+    /// Every live thread's ticks, under its name with a trailing `-<n>` cut (tokio names
+    /// its workers alike). Threads that ended before the sample are not counted, so take
+    /// samples while the threads measured are alive.
+    pub fn now() -> CpuSample {
+        let mut groups = BTreeMap::new();
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return CpuSample(groups);
+        };
+        for task in tasks.flatten() {
+            let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+                continue;
+            };
+            // "tid (comm) state ppid …": comm may hold spaces; the fields after the
+            // last ')' are fixed, utime and stime being the 12th and 13th of them.
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                continue;
+            };
+            let name = stat[open + 1..close].to_string();
+            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+            let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+            if let (Some(user), Some(system)) = (ticks(11), ticks(12)) {
+                *groups.entry(group_of(&name)).or_default() += user + system;
+            }
+        }
+        CpuSample(groups)
+    }
+
+    /// CPU spent per group since `earlier`.
+    pub fn since(&self, earlier: &CpuSample) -> BTreeMap<String, Duration> {
+        self.0
+            .iter()
+            .map(|(group, &ticks)| {
+                let before = earlier.0.get(group).copied().unwrap_or(0);
+                let spent = ticks.saturating_sub(before);
+                let nanos = spent * 1_000_000_000 / TICKS_PER_SECOND;
+                (group.clone(), Duration::from_nanos(nanos))
+            })
+            .filter(|(_, spent)| !spent.is_zero())
+            .collect()
+    }
+}
+
+fn group_of(name: &str) -> String {
+    match name.rsplit_once('-') {
+        Some((stem, n)) if n.chars().all(|c| c.is_ascii_digit()) && !stem.is_empty() => {
+            stem.to_string()
+        }
+        _ => name.to_string(),
+    }
+}
