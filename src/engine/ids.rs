@@ -3,15 +3,31 @@
 
 const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
 
+/// Random bytes for ids come from the OS in blocks of this size, kept per thread: one
+/// `getrandom` call per id was 4% of the store writer's time (three ids per answer).
+const RANDOM_BLOCK: usize = 256;
+
+thread_local! {
+    static RANDOM: std::cell::RefCell<([u8; RANDOM_BLOCK], usize)> =
+        const { std::cell::RefCell::new(([0; RANDOM_BLOCK], RANDOM_BLOCK)) };
+}
+
 fn random_suffix(len: usize) -> String {
-    let mut bytes = vec![0u8; len];
-    // getrandom only fails when the OS has no entropy source at all; a fixed id would be
-    // worse than stopping.
-    getrandom::fill(&mut bytes).expect("the OS random source is unavailable");
-    bytes
-        .iter()
-        .map(|b| ALPHABET[(b & 31) as usize] as char)
-        .collect()
+    RANDOM.with_borrow_mut(|(block, used)| {
+        (0..len)
+            .map(|_| {
+                if *used == RANDOM_BLOCK {
+                    // getrandom only fails when the OS has no entropy source at all; a
+                    // fixed id would be worse than stopping.
+                    getrandom::fill(block).expect("the OS random source is unavailable");
+                    *used = 0;
+                }
+                let b = block[*used];
+                *used += 1;
+                ALPHABET[(b & 31) as usize] as char
+            })
+            .collect()
+    })
 }
 
 /// A question's id starts with its creation time (milliseconds, 9 characters of the same
