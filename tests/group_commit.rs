@@ -28,6 +28,54 @@ fn with_the_flush_apart_a_reader_never_sees_a_write_before_it_is_committed() {
     no_write_is_seen_before_its_commit(Flush::Pipelined);
 }
 
+/// With the flush apart, checkpoints run on a thread of their own every few commits (not
+/// inside a commit once the WAL holds thousands of pages): a handful of commits reaches
+/// the database file itself, and the log stays whole.
+#[test]
+fn with_the_flush_apart_checkpoints_run_beside_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_in_with(dir.path(), Flush::Pipelined).unwrap();
+    let db_file = store.path().to_path_buf();
+    let engine = LocalEngine::new(store, EngineConfig::default());
+    let dev = Actor::person("dev-a");
+    engine
+        .start_session(&dev, "p", SessionKind::Conversation, Some("s"))
+        .unwrap();
+    let size = || std::fs::metadata(&db_file).unwrap().len();
+    let before = size();
+    // 40 lone commits: a few dozen WAL pages, far below any automatic checkpoint's
+    // threshold, and more than two rounds of the background one.
+    for i in 0..40 {
+        let input = DeclareInput {
+            pergunta: format!("Q{i}: {}?", "which checkout flow".repeat(10)),
+            session_id: "s".into(),
+            ..Default::default()
+        };
+        engine
+            .declare(&Actor::agent(Role::Po), "p", &input)
+            .unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while size() <= before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint reached {} ({} bytes)",
+            db_file.display(),
+            size()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(engine);
+    let reopened = LocalEngine::new(
+        SqliteStore::open_in(dir.path()).unwrap(),
+        EngineConfig::default(),
+    );
+    let all = reopened
+        .list(Some("p"), StatusFilter::All, None, 1)
+        .unwrap();
+    assert_eq!(all.total, 40);
+}
+
 fn each_gets_its_own_outcome_and_all_of_it_is_durable(flush: Flush) {
     let dir = tempfile::tempdir().unwrap();
     let engine = Arc::new(LocalEngine::new(

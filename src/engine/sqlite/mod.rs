@@ -8,6 +8,7 @@
 //! one writer thread), and reads go through their own connections.
 
 mod append;
+mod checkpoint;
 mod flush;
 mod schema;
 mod view;
@@ -118,8 +119,12 @@ impl SqliteStore {
             tracing::warn!("store: no WAL file to flush apart; flushing inside COMMIT");
             return Ok(self);
         };
-        let conn = Connection::open(&self.path).map_err(|e| not_writable(&self.path, &e))?;
-        configure(&conn).map_err(|e| classify_open_error(&self.path, e))?;
+        let open = || -> Result<Connection, OqError> {
+            let conn = Connection::open(&self.path).map_err(|e| not_writable(&self.path, &e))?;
+            configure(&conn).map_err(|e| classify_open_error(&self.path, e))?;
+            Ok(conn)
+        };
+        let (conn, checkpoints) = (open()?, open()?);
         let SqliteStore {
             writer,
             readers,
@@ -128,7 +133,7 @@ impl SqliteStore {
         } = self;
         drop(writer);
         Ok(SqliteStore {
-            writer: Writer::new(conn, Some(wal))?,
+            writer: Writer::new(conn, Some((wal, checkpoints)))?,
             readers,
             next_reader,
             path,

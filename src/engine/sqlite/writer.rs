@@ -36,6 +36,7 @@ use std::thread::JoinHandle;
 
 use rusqlite::Connection;
 
+use super::checkpoint::{self, Checkpointer};
 use super::flush::{self, Delivery, Durability, Ended};
 use super::view::SqliteView;
 use crate::domain::{OqError, StoredEvent};
@@ -61,12 +62,20 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// The writer over `conn`. With `wal` (the store's WAL file), commits are flushed by a
-    /// thread of their own (`flush.rs`); without, each COMMIT flushes as SQLite does.
-    pub fn new(conn: Connection, wal: Option<File>) -> Result<Self, OqError> {
-        if wal.is_some() {
-            conn.pragma_update(None, "synchronous", "NORMAL")?;
-        }
+    /// The writer over `conn`. With `apart`, commits are flushed by a thread of their own
+    /// (`flush.rs`) and checkpointed by another (`checkpoint.rs`).
+    ///
+    /// `apart` is the WAL file to flush and a connection of its own for the checkpoints
+    /// (`checkpoint.rs`); without it each COMMIT flushes, and checkpoints, as SQLite does.
+    pub fn new(conn: Connection, apart: Option<(File, Connection)>) -> Result<Self, OqError> {
+        let (wal, checkpoints) = match apart {
+            Some((wal, checkpoints)) => {
+                conn.pragma_update(None, "synchronous", "NORMAL")?;
+                conn.pragma_update(None, "wal_autocheckpoint", checkpoint::WRITER_BACKSTOP)?;
+                (Some(wal), Some(Checkpointer::start(checkpoints)?))
+            }
+            None => (None, None),
+        };
         let durability = Arc::new(Durability::new(wal.is_some()));
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ended, flushing) = mpsc::channel::<Ended>();
@@ -86,7 +95,7 @@ impl Writer {
         let (counts, shared, waiting) = (durability.clone(), conn.clone(), queued.clone());
         let writer = spawn(
             "oq-store-writer",
-            Box::new(move || run(&shared, &queue, &waiting, &counts, &ended)),
+            Box::new(move || run(&shared, &queue, &waiting, &counts, &ended, checkpoints)),
         )?;
         Ok(Writer {
             conn,
@@ -213,6 +222,8 @@ fn run(
     queued: &AtomicUsize,
     durability: &Durability,
     ended: &Sender<Ended>,
+    // Dropped when this thread ends: its last checkpoint runs before the flusher's end.
+    checkpoints: Option<Checkpointer>,
 ) {
     let take = || {
         let job = queue.try_recv().ok();
@@ -226,6 +237,9 @@ fn run(
         let guard = conn.lock().unwrap_or_else(|p| p.into_inner());
         let batch = run_batch(&guard, first, take, durability);
         drop(guard);
+        if let Some(checkpoints) = checkpoints.as_ref().filter(|_| batch.wrote) {
+            checkpoints.committed();
+        }
         if !durability.flushed_apart() {
             // COMMIT flushed already: tell the callers now, without a hop to the flusher.
             for deliver in batch.deliveries {
