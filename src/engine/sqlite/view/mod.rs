@@ -10,7 +10,10 @@ use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StatusFilter
 
 mod rows;
 
-use rows::{ANSWER_JOIN, QUESTION_COLUMNS, collect, parse_event, question_from_row, session_from};
+use rows::{
+    ANSWERED_ONLY, QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, parse_event, question_from_row,
+    session_from,
+};
 pub struct SqliteView<'c> {
     conn: &'c Connection,
 }
@@ -132,7 +135,7 @@ impl StoreView for SqliteView<'_> {
 
     fn question(&self, question_id: &str) -> Result<Option<Question>, OqError> {
         let sql = format!(
-            "SELECT {QUESTION_COLUMNS} FROM events d {ANSWER_JOIN}
+            "SELECT {QUESTION_COLUMNS} FROM events d {SETTLEMENT_JOIN}
              WHERE d.type = 'artifact.open_question' AND d.question_id = ?1"
         );
         Ok(self.query_questions(&sql, &[&question_id])?.pop())
@@ -144,7 +147,7 @@ impl StoreView for SqliteView<'_> {
             (StatusFilter::Open, Some(p)) => (
                 self.query_questions(
                     &format!(
-                        "SELECT {QUESTION_COLUMNS} FROM open_questions o JOIN events d ON d.seq = o.declared_seq {ANSWER_JOIN}
+                        "SELECT {QUESTION_COLUMNS} FROM open_questions o JOIN events d ON d.seq = o.declared_seq {SETTLEMENT_JOIN}
                          WHERE o.project_id = ?1 AND o.declared_seq > ?2 ORDER BY o.declared_seq LIMIT ?3"
                     ),
                     &[&p, &q.after_seq, &limit],
@@ -154,7 +157,7 @@ impl StoreView for SqliteView<'_> {
             (StatusFilter::Open, None) => (
                 self.query_questions(
                     &format!(
-                        "SELECT {QUESTION_COLUMNS} FROM open_questions o JOIN events d ON d.seq = o.declared_seq {ANSWER_JOIN}
+                        "SELECT {QUESTION_COLUMNS} FROM open_questions o JOIN events d ON d.seq = o.declared_seq {SETTLEMENT_JOIN}
                          WHERE o.declared_seq > ?1 ORDER BY o.declared_seq LIMIT ?2"
                     ),
                     &[&q.after_seq, &limit],
@@ -163,10 +166,10 @@ impl StoreView for SqliteView<'_> {
             ),
             (status, project) => {
                 let answered_only = status == StatusFilter::Answered;
-                let answered = if answered_only { "AND a.seq IS NOT NULL" } else { "" };
+                let answered = if answered_only { ANSWERED_ONLY } else { "" };
                 let sql = scope(
                     &format!(
-                        "SELECT {QUESTION_COLUMNS} FROM events d {ANSWER_JOIN}
+                        "SELECT {QUESTION_COLUMNS} FROM events d {SETTLEMENT_JOIN}
                          WHERE d.type = 'artifact.open_question' {{scope}}
                            AND d.seq > :after {answered} ORDER BY d.seq LIMIT :limit"
                     ),
