@@ -3,12 +3,11 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
 use super::super::AppState;
 use super::super::auth::InProject;
-use super::super::error::{ApiError, ApiResult};
+use super::super::error::ApiResult;
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::domain::choices::ClosedReason;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Question};
@@ -82,7 +81,7 @@ pub async fn answer(
     headers: HeaderMap,
     ApiPath((_, question_id)): ApiPath<(String, String)>,
     ApiJson(body): ApiJson<AnswerInput>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Answered>> {
     let (actor, project) = (who.actor.clone(), who.project.clone());
     // A retry with the same key (an outbox delivering again) gets the first result.
     let key = match headers.get("idempotency-key") {
@@ -107,13 +106,21 @@ pub async fn answer(
         }
     };
     let item = QuestionItem::from_question(&q, &who.actor);
-    let decision = item.answer.as_ref().map(|a| a.decision_event_id.clone());
-    let mut value = serde_json::to_value(&item)
-        .map_err(|e| ApiError::from(OqError::Internal(e.to_string())))?;
-    if let (Some(obj), Some(d)) = (value.as_object_mut(), decision) {
-        obj.insert("decisionEventId".into(), Value::String(d));
-    }
-    Ok(Json(value))
+    Ok(Json(Answered {
+        decision_event_id: item.answer.as_ref().map(|a| a.decision_event_id.clone()),
+        item,
+    }))
+}
+
+/// The answered question, and its decision record's id at the top level (the ADR's
+/// response); serialised straight into the body.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answered {
+    #[serde(flatten)]
+    item: QuestionItem,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision_event_id: Option<String>,
 }
 
 /// One question, as the list shows it (`GET …/open-questions/{questionId}`).
