@@ -32,6 +32,9 @@
 //! - `OQ_BENCH_SUBSCRIBERS` (1000), `OQ_BENCH_FANOUT_REPS` (5).
 //! - `OQ_BENCH_MAX_SECS` (180): wall-clock bound of each measured run.
 //! - `OQ_BENCH_PROBE` (2000; 0 skips): answers of the group-commit probe (4. below).
+//! - `OQ_BENCH_ANSWER_ORDER` (`asked`): `shuffled` answers in a random order, the worst
+//!   case for the indexes keyed by question id (the seeded questions are laid out as
+//!   asked one per millisecond, so `asked` is the queue's own order, oldest first).
 //! - `OQ_BENCH_DIR`: where the temp dir goes (default `./target` when it exists, else `$TMPDIR`).
 //!
 //! Every figure is printed in a table and as a machine-readable line
@@ -69,6 +72,8 @@ const AGENT: &str = "po-bot";
 const SESSION: &str = "s-bench-serve";
 /// Questions per transaction while seeding the store.
 const SEED_BATCH: usize = 2_000;
+/// Where a question id's time part ends (`q-` and 9 characters); the rest is random.
+const ID_TIME_END: usize = 11;
 /// Bound on starting a server, connecting the subscribers, one fan-out round, stopping.
 const STEP_BOUND: Duration = Duration::from_secs(60);
 /// Pause between fan-out rounds: longer than the store poller's period (500 ms), so the
@@ -87,6 +92,8 @@ struct Knobs {
     fanout_reps: usize,
     max_run: Duration,
     probe: usize,
+    /// Answer the questions in a random order instead of the order they were asked.
+    shuffled: bool,
 }
 
 impl Knobs {
@@ -101,6 +108,11 @@ impl Knobs {
             fanout_reps: env_usize("OQ_BENCH_FANOUT_REPS", 5)?.max(1),
             max_run: Duration::from_secs(env_usize("OQ_BENCH_MAX_SECS", 180)? as u64),
             probe: env_usize("OQ_BENCH_PROBE", 2_000)?,
+            shuffled: match std::env::var("OQ_BENCH_ANSWER_ORDER").as_deref() {
+                Err(_) | Ok("asked") => false,
+                Ok("shuffled") => true,
+                Ok(other) => bail!("OQ_BENCH_ANSWER_ORDER={other}: expected asked or shuffled"),
+            },
         };
         ensure!(
             k.answers >= 1 && k.warmup + k.answers <= k.questions,
@@ -169,11 +181,23 @@ fn main() -> Result<()> {
     let config = Config::parse(&config_path, &text)?;
 
     let t = Instant::now();
-    let questions = seed(&config.data_dir, knobs.questions)?;
+    let mut questions = seed(&config.data_dir, knobs.questions)?;
     println!(
         "seeded {} questions in {:.1} s ({SEED_BATCH} per transaction, same events as Engine::declare)",
         questions.len(),
         t.elapsed().as_secs_f64()
+    );
+    if knobs.shuffled {
+        // By the random part of the id: an order unrelated to when they were asked.
+        questions.sort_by(|a, b| a[ID_TIME_END..].cmp(&b[ID_TIME_END..]));
+    }
+    println!(
+        "answer order : {}",
+        if knobs.shuffled {
+            "shuffled (OQ_BENCH_ANSWER_ORDER=shuffled: every answer in another part of the indexes)"
+        } else {
+            "as asked, oldest first (the queue's order)"
+        }
     );
 
     let server_rt = runtime("oq-serve")?;
@@ -883,7 +907,18 @@ fn seed(data_dir: &Path, count: usize) -> Result<Vec<String>> {
     )?;
     drop(engine);
     let store = SqliteStore::open_in(data_dir)?;
-    let ids: Vec<String> = (0..count).map(|_| oq::engine::ids::question_id()).collect();
+    // Laid out as if asked one per millisecond up to now, as real declarations are: their
+    // ids sort in the order they were asked. (All made in the same few milliseconds, as
+    // a plain loop would, they sort at random within each millisecond, and the clients,
+    // answering oldest first like the queue shows them, would scatter every batch over
+    // the whole history of the indexes keyed by question id; see BENCHMARKS.md.)
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis() as u64;
+    let first = now - count as u64;
+    let ids: Vec<String> = (0..count as u64)
+        .map(|i| oq::engine::ids::question_id_at(first + i))
+        .collect();
     for (b, chunk) in ids.chunks(SEED_BATCH).enumerate() {
         let events: Vec<NewEvent> = chunk
             .iter()

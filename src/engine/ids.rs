@@ -41,7 +41,13 @@ pub fn question_id() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    format!("q-{}{}", time_prefix(now_ms), random_suffix(8))
+    question_id_at(now_ms)
+}
+
+/// The id [`question_id`] makes at `created_ms` (milliseconds since the epoch); the
+/// server benchmark lays out a history of questions with it.
+pub fn question_id_at(created_ms: u64) -> String {
+    format!("q-{}{}", time_prefix(created_ms), random_suffix(8))
 }
 
 /// `ms` in 9 base-32 characters, most significant first (45 bits: until the year 3084).
