@@ -62,10 +62,8 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// The writer over `conn`. With `apart`, commits are flushed by a thread of their own
-    /// (`flush.rs`) and checkpointed by another (`checkpoint.rs`).
-    ///
-    /// `apart` is the WAL file to flush and a connection of its own for the checkpoints
+    /// The writer over `conn`. `apart` is the WAL file, flushed by a thread of its own
+    /// (`flush.rs`), and a connection for the checkpoints, run by another
     /// (`checkpoint.rs`); without it each COMMIT flushes, and checkpoints, as SQLite does.
     pub fn new(conn: Connection, apart: Option<(File, Connection)>) -> Result<Self, OqError> {
         let (wal, checkpoints) = match apart {
