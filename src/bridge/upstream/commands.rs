@@ -179,9 +179,17 @@ impl Upstream {
             rx
         };
         let result = rx.await.unwrap_or_else(|_| UpstreamResult::uncertain());
-        self.lock().manual.remove(&request_id);
+        {
+            // One step under one lock: between the two, an upstream event settling this
+            // request would find it neither in flight nor recorded, and close it
+            // `External` before the person's answer is (seen as a 409 on the answer).
+            let mut inner = self.lock();
+            inner.manual.remove(&request_id);
+            if result.ok {
+                inner.known.remove(&request_id);
+            }
+        }
         let out = if result.ok {
-            self.lock().known.remove(&request_id);
             let (actor, id) = (actor.clone(), id.clone());
             match reply {
                 Some(input) => {
