@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Actor, Afeta, OqError, Question, Session, Story, Task, Verdict};
+use crate::domain::{Actor, Afeta, ErrorCode, OqError, Question, Session, Story, Task, Verdict};
 use crate::engine::ParkedTask;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -238,14 +238,14 @@ impl From<&Session> for SessionItem {
 /// Every error body: `{"code", "message"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
 }
 
 impl From<&OqError> for ErrorBody {
     fn from(e: &OqError) -> Self {
         ErrorBody {
-            code: e.code().into(),
+            code: e.code(),
             message: e.to_string(),
         }
     }

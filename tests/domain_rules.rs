@@ -24,7 +24,7 @@ fn declare(pergunta: &str, sugestao: Option<&str>) -> DeclareInput {
 }
 
 fn code<T: std::fmt::Debug>(r: Result<T, OqError>) -> &'static str {
-    r.expect_err("expected a refusal").code()
+    r.expect_err("expected a refusal").code().as_str()
 }
 
 // ---- text limits --------------------------------------------------------------------
@@ -196,13 +196,19 @@ fn refusal_order_is_shape_then_author_then_state() {
     let alice = Actor::person("alice");
     // A bad body from a non-author on an answered question: the shape first (422).
     let e = decide_answer(&answered, &bob, &bad).expect_err("refused");
-    assert_eq!((e.code(), e.http_status()), ("invalid_body", 422));
+    assert_eq!((e.code().as_str(), e.http_status()), ("invalid_body", 422));
     // A good body from a non-author on an answered question: who answers (403).
     let e = decide_answer(&answered, &bob, &AnswerInput::text("x")).expect_err("refused");
-    assert_eq!((e.code(), e.http_status()), ("so_o_autor_da_sessao", 403));
+    assert_eq!(
+        (e.code().as_str(), e.http_status()),
+        ("so_o_autor_da_sessao", 403)
+    );
     // The author on an answered question: the state (409).
     let e = decide_answer(&answered, &alice, &AnswerInput::text("x")).expect_err("refused");
-    assert_eq!((e.code(), e.http_status()), ("pergunta_ja_respondida", 409));
+    assert_eq!(
+        (e.code().as_str(), e.http_status()),
+        ("pergunta_ja_respondida", 409)
+    );
     // Accepting a missing suggestion is a shape error, also before the author check.
     let no_sug = question(None, true);
     assert_eq!(

@@ -87,7 +87,7 @@ fn reply(
 }
 
 fn code<T: std::fmt::Debug>(r: Result<T, OqError>) -> &'static str {
-    r.expect_err("expected a refusal").code()
+    r.expect_err("expected a refusal").code().as_str()
 }
 
 #[test]
@@ -824,7 +824,9 @@ fn a_store_newer_than_this_build_is_refused_with_its_bytes_unchanged() {
     assert_eq!(err.code(), "store_too_new", "{err}");
     assert_eq!(err.exit_code(), oq::domain::error::exit::STORE);
     assert_eq!(
-        SqliteStore::open_in(d.path()).err().map(|e| e.code()),
+        SqliteStore::open_in(d.path())
+            .err()
+            .map(|e| e.code().as_str()),
         Some("store_too_new")
     );
     assert_eq!(

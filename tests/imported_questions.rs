@@ -31,7 +31,7 @@ fn answers(parts: &[&[&str]]) -> Vec<Vec<String>> {
 }
 
 fn code(r: Result<impl std::fmt::Debug, OqError>) -> &'static str {
-    r.expect_err("should be refused").code()
+    r.expect_err("should be refused").code().as_str()
 }
 
 #[test]

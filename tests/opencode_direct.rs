@@ -479,7 +479,7 @@ fn basic_auth_right_and_wrong_credentials() {
     // The event stream needs the credentials too.
     let anon = Client::new(&peer.base, None).unwrap();
     let refused = block_on(async { events::subscribe(&anon, Scope::Directory(&dir)).await.err() });
-    assert_eq!(refused.map(|e| e.code()), Some("unauthorized"));
+    assert_eq!(refused.map(|e| e.code().as_str()), Some("unauthorized"));
 
     // Right credentials also answer.
     let id = right.json()["items"][0]["questionId"]

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crossterm::event::KeyCode;
 use oq::domain::readiness::ReadinessGate;
-use oq::domain::{Actor, AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use oq::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use oq::engine::{EngineConfig, LocalEngine, SqliteStore, StatusFilter, VerdictInput};
 use oq::source::outbox::{Outbox, State};
 use oq::source::{Identity, LocalSource, Source};
@@ -273,7 +273,7 @@ async fn a_stall_past_the_backstop_releases_everything_once() {
 #[tokio::test]
 async fn an_error_mid_way_releases_everything_once() {
     let bad = OqError::Source {
-        code: "unauthorized",
+        code: ErrorCode::Unauthorized,
         message: "the token was refused".into(),
     };
     let mut m = busy();
@@ -286,7 +286,7 @@ async fn an_error_mid_way_releases_everything_once() {
 #[tokio::test]
 async fn the_peer_killed_fires_two_paths_and_releases_once() {
     let dead = OqError::Source {
-        code: "unreachable",
+        code: ErrorCode::Unreachable,
         message: "connection refused".into(),
     };
     let mut m = busy();

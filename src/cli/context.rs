@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::args::GlobalArgs;
 use crate::domain::text::check_id;
-use crate::domain::{Actor, OqError, Role};
+use crate::domain::{Actor, ErrorCode, OqError, Role};
 use crate::engine::{EngineConfig, LocalEngine, SqliteStore};
 use crate::opencode::Auth;
 use crate::source::opencode::{self, OpencodeSource};
@@ -29,7 +29,10 @@ impl Context {
         let profile = match &global.profile {
             Some(name) => {
                 let dir = profile::config_dir().ok_or_else(|| {
-                    OqError::invalid("unknown_profile", "no config dir to read profiles from")
+                    OqError::invalid(
+                        ErrorCode::UnknownProfile,
+                        "no config dir to read profiles from",
+                    )
                 })?;
                 profile::load(&dir, name)?
             }
@@ -53,7 +56,7 @@ impl Context {
         } else if source_name.starts_with("http://") || source_name.starts_with("https://") {
             if global.as_user.is_some() {
                 return Err(OqError::invalid(
-                    "as_is_local",
+                    ErrorCode::AsIsLocal,
                     "--as acts as another person in local mode only; a server knows you by your token",
                 ));
             }
@@ -82,7 +85,7 @@ impl Context {
             AnySource::Opencode(OpencodeSource::new(base, directories, &user, auth)?)
         } else {
             return Err(OqError::invalid(
-                "unknown_source",
+                ErrorCode::UnknownSource,
                 format!(
                     "source {source_name:?}: expected local, http://HOST:PORT or \
                      opencode+http://HOST:PORT"
@@ -102,7 +105,7 @@ impl Context {
         match &self.source {
             AnySource::Local(l) => Ok(l.engine()),
             other => Err(OqError::invalid(
-                "local_only",
+                ErrorCode::LocalOnly,
                 format!(
                     "{door} works on the local engine; {} is a server: use its HTTP API",
                     other.describe()
@@ -122,7 +125,7 @@ impl Context {
             [] => Ok("default".into()),
             [only] => Ok(only.clone()),
             many => Err(OqError::invalid(
-                "project_required",
+                ErrorCode::ProjectRequired,
                 format!(
                     "several projects; name one with --project ({})",
                     many.join(", ")
@@ -174,7 +177,7 @@ pub fn data_dir(global: &GlobalArgs) -> Result<PathBuf, OqError> {
         .map(|d| d.data_dir().to_path_buf())
         .ok_or_else(|| {
             OqError::store(
-                "no_data_dir",
+                ErrorCode::NoDataDir,
                 "no home directory to put the store in; pass --data-dir",
             )
         })
@@ -187,7 +190,7 @@ fn absolute_dir(dir: &str) -> Result<String, OqError> {
     let path = std::path::Path::new(dir);
     let abs = std::path::absolute(path).map_err(|e| {
         OqError::invalid(
-            "invalid_directory",
+            ErrorCode::InvalidDirectory,
             format!("--directory {dir:?}: cannot make it absolute: {e}"),
         )
     })?;

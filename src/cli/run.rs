@@ -14,7 +14,7 @@ use super::work;
 use crate::domain::error::exit;
 use crate::domain::gate::consolidate;
 use crate::domain::readiness::ReadinessGate;
-use crate::domain::{Afeta, AnswerInput, DeclareInput, OqError, Verdict};
+use crate::domain::{Afeta, AnswerInput, DeclareInput, ErrorCode, OqError, Verdict};
 use crate::engine::sqlite::now_ms;
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::source::{AnySource, Source};
@@ -181,7 +181,7 @@ async fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {
         (None, false) => None,
         (None, true) => {
             return Err(OqError::invalid(
-                "agent_required",
+                ErrorCode::AgentRequired,
                 "oq ask needs --agent ROLE (criativo, po, arquiteto or dev-lead), or OQ_AGENT",
             ));
         }
@@ -203,7 +203,7 @@ async fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {
         Some(s) => s,
         None => ctx.source.default_session(&project).await?.ok_or_else(|| {
             OqError::invalid(
-                "session_required",
+                ErrorCode::SessionRequired,
                 "name the session the question is born in: --session ID",
             )
         })?,
@@ -249,7 +249,7 @@ async fn answer(ctx: &Context, a: AnswerArgs) -> Result<i32, OqError> {
         };
         let answers: Vec<Vec<String>> = serde_json::from_str(&json).map_err(|e| {
             OqError::invalid(
-                "invalid_answers",
+                ErrorCode::InvalidAnswers,
                 format!("--answers-json: expected an array of arrays of strings: {e}"),
             )
         })?;
@@ -284,7 +284,7 @@ fn read_stdin() -> Result<String, OqError> {
     let mut s = String::new();
     std::io::stdin().read_to_string(&mut s).map_err(|e| {
         OqError::invalid(
-            "invalid_text",
+            ErrorCode::InvalidText,
             format!("cannot read the answer from stdin: {e}"),
         )
     })?;
@@ -307,7 +307,7 @@ async fn verdict(ctx: &Context, v: VerdictArgs) -> Result<i32, OqError> {
         }
     }
     let consolidated = consolidate(&verdicts)
-        .ok_or_else(|| OqError::invalid("invalid_body", "no verdict given"))?;
+        .ok_or_else(|| OqError::invalid(ErrorCode::InvalidBody, "no verdict given"))?;
     let needs_question = consolidated == Verdict::NeedsUserDecision;
     let input = VerdictInput {
         verdict: Some(consolidated),
@@ -336,7 +336,7 @@ pub fn parse_affects(entries: &[String]) -> Result<Afeta, OqError> {
     for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
         let (kind, id) = entry.split_once(':').ok_or_else(|| {
             OqError::invalid(
-                "invalid_affects",
+                ErrorCode::InvalidAffects,
                 format!("--affects {entry:?}: expected rule:ID, story:ID or task:ID"),
             )
         })?;
@@ -346,7 +346,7 @@ pub fn parse_affects(entries: &[String]) -> Result<Afeta, OqError> {
             "task" | "tarefa" | "tarefas" => &mut afeta.tarefas,
             _ => {
                 return Err(OqError::invalid(
-                    "invalid_affects",
+                    ErrorCode::InvalidAffects,
                     format!(
                         "--affects {entry:?}: unknown kind {kind:?}; expected rule, story or task"
                     ),

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-use super::error::OqError;
+use super::error::{ErrorCode, OqError};
 
 /// The agent roles of ADR 0214. Only `criativo`, `po`, `arquiteto` and `dev-lead` declare
 /// questions directly; `qa-agent` asks through its `needs_user_decision` verdict.
@@ -54,7 +54,7 @@ impl FromStr for Role {
     fn from_str(s: &str) -> Result<Self, OqError> {
         Role::ALL.into_iter().find(|r| r.as_str() == s).ok_or_else(|| {
             OqError::invalid(
-                "unknown_role",
+                ErrorCode::UnknownRole,
                 format!("unknown agent role {s:?}: expected one of criativo, po, arquiteto, dev-lead, qa-agent"),
             )
         })
@@ -108,7 +108,7 @@ impl Actor {
             _ => {
                 let names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
                 Err(OqError::forbidden(
-                    "role_not_allowed",
+                    ErrorCode::RoleNotAllowed,
                     format!(
                         "{what} is for the agent roles {}; {} may not",
                         names.join(", "),

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::OqError;
+use super::error::{ErrorCode, OqError};
 use super::question::RESPOSTA_MAX_CHARS;
 use super::text::check_text;
 
@@ -86,7 +86,7 @@ pub fn validate_choices(
 ) -> Result<Vec<Vec<String>>, OqError> {
     if answers.len() != prompts.len() {
         return Err(OqError::invalid(
-            "invalid_answers",
+            ErrorCode::InvalidAnswers,
             format!(
                 "this question has {} part(s); answers has {}",
                 prompts.len(),
@@ -99,13 +99,13 @@ pub fn validate_choices(
         let part = format!("part {} ({})", i + 1, prompt.header);
         if chosen.is_empty() {
             return Err(OqError::invalid(
-                "invalid_answers",
+                ErrorCode::InvalidAnswers,
                 format!("{part} has no answer"),
             ));
         }
         if !prompt.multiple && chosen.len() > 1 {
             return Err(OqError::invalid(
-                "invalid_answers",
+                ErrorCode::InvalidAnswers,
                 format!("{part} takes one choice; {} were given", chosen.len()),
             ));
         }
@@ -118,13 +118,13 @@ pub fn validate_choices(
                 check_text(&part, entry, RESPOSTA_MAX_CHARS)?
             } else {
                 return Err(OqError::invalid(
-                    "invalid_answers",
+                    ErrorCode::InvalidAnswers,
                     format!("{part}: {entry:?} is not one of its options"),
                 ));
             };
             if entries.contains(&entry) {
                 return Err(OqError::invalid(
-                    "invalid_answers",
+                    ErrorCode::InvalidAnswers,
                     format!("{part}: {entry:?} is given twice"),
                 ));
             }

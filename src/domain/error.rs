@@ -6,6 +6,8 @@
 
 use thiserror::Error;
 
+pub use super::error_code::ErrorCode;
+
 /// Everything that can refuse an operation. `code()` is stable: scripts and clients match on it.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum OqError {
@@ -21,20 +23,20 @@ pub enum OqError {
     NotFound { message: String },
     /// Bad input: the `code` names the rule, the message the value.
     #[error("{message}")]
-    Invalid { code: &'static str, message: String },
+    Invalid { code: ErrorCode, message: String },
     /// The caller's role may not do this (for example a `qa-agent` declaring directly).
     #[error("{message}")]
-    Forbidden { code: &'static str, message: String },
+    Forbidden { code: ErrorCode, message: String },
     /// The request is well formed but the current state refuses it (a parked gate, a story
     /// correction ADR 0212 refuses…).
     #[error("{message}")]
-    Conflict { code: &'static str, message: String },
+    Conflict { code: ErrorCode, message: String },
     /// The store cannot be used: not an oq store, newer than this binary, not writable.
     #[error("{message}")]
-    Store { code: &'static str, message: String },
+    Store { code: ErrorCode, message: String },
     /// A remote source could not be reached or refused our identity.
     #[error("{message}")]
-    Source { code: &'static str, message: String },
+    Source { code: ErrorCode, message: String },
     /// `oq ask --wait --timeout` ran out before an answer came.
     #[error("no answer to {question_id} within {seconds} s")]
     Timeout { question_id: String, seconds: u64 },
@@ -73,25 +75,25 @@ pub mod exit {
 }
 
 impl OqError {
-    pub fn invalid(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn invalid(code: ErrorCode, message: impl Into<String>) -> Self {
         OqError::Invalid {
             code,
             message: message.into(),
         }
     }
-    pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn forbidden(code: ErrorCode, message: impl Into<String>) -> Self {
         OqError::Forbidden {
             code,
             message: message.into(),
         }
     }
-    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn conflict(code: ErrorCode, message: impl Into<String>) -> Self {
         OqError::Conflict {
             code,
             message: message.into(),
         }
     }
-    pub fn store(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn store(code: ErrorCode, message: impl Into<String>) -> Self {
         OqError::Store {
             code,
             message: message.into(),
@@ -104,19 +106,19 @@ impl OqError {
     }
 
     /// The machine-readable code, as on the wire.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            OqError::NotSessionAuthor { .. } => "so_o_autor_da_sessao",
-            OqError::AlreadyAnswered { .. } => "pergunta_ja_respondida",
-            OqError::NotFound { .. } => "not_found",
+            OqError::NotSessionAuthor { .. } => ErrorCode::SoOAutorDaSessao,
+            OqError::AlreadyAnswered { .. } => ErrorCode::PerguntaJaRespondida,
+            OqError::NotFound { .. } => ErrorCode::NotFound,
             OqError::Invalid { code, .. }
             | OqError::Forbidden { code, .. }
             | OqError::Conflict { code, .. }
             | OqError::Store { code, .. }
-            | OqError::Source { code, .. } => code,
-            OqError::Timeout { .. } => "timeout",
-            OqError::Queued { .. } => "queued",
-            OqError::Internal(_) => "internal",
+            | OqError::Source { code, .. } => *code,
+            OqError::Timeout { .. } => ErrorCode::Timeout,
+            OqError::Queued { .. } => ErrorCode::Queued,
+            OqError::Internal(_) => ErrorCode::Internal,
         }
     }
 
@@ -150,66 +152,38 @@ impl OqError {
     }
 
     /// Rebuilds an error from its wire form (`{code, message}`), so a remote refusal keeps
-    /// its exit code in the script doors.
-    pub fn from_wire(status: u16, code: &str, message: &str) -> Self {
+    /// its code and exit code in the script doors: the same output whatever the source.
+    pub fn from_wire(status: u16, code: ErrorCode, message: &str) -> Self {
         let message = message.to_string();
         match code {
-            "so_o_autor_da_sessao" => OqError::NotSessionAuthor {
+            ErrorCode::SoOAutorDaSessao => OqError::NotSessionAuthor {
                 author: message
                     .strip_prefix("only the person who started this session, ")
                     .and_then(|rest| rest.strip_suffix(", can answer"))
                     .unwrap_or("the session author")
                     .to_string(),
             },
-            "pergunta_ja_respondida" => OqError::AlreadyAnswered {
+            ErrorCode::PerguntaJaRespondida => OqError::AlreadyAnswered {
                 question_id: message
                     .strip_prefix("question ")
                     .and_then(|r| r.strip_suffix(" was already answered"))
                     .unwrap_or("")
                     .to_string(),
             },
-            _ => {
-                let code: &'static str = intern_code(code);
-                match status {
-                    404 => OqError::NotFound { message },
-                    400 | 413 | 415 | 422 => OqError::Invalid { code, message },
-                    401 => OqError::Source { code, message },
-                    403 => OqError::Forbidden { code, message },
-                    409 => OqError::Conflict { code, message },
-                    _ => OqError::Source { code, message },
-                }
-            }
+            ErrorCode::NotFound => OqError::NotFound { message },
+            ErrorCode::Internal => OqError::Internal(
+                message
+                    .strip_prefix("internal error: ")
+                    .unwrap_or(&message)
+                    .to_string(),
+            ),
+            _ => match status {
+                404 => OqError::NotFound { message },
+                400 | 413 | 415 | 422 => OqError::Invalid { code, message },
+                403 => OqError::Forbidden { code, message },
+                409 => OqError::Conflict { code, message },
+                _ => OqError::Source { code, message },
+            },
         }
     }
-}
-
-/// Wire codes are a small closed set; map the known ones back to `'static` strings and
-/// keep unknown ones (a newer server) under one name rather than leaking memory per call.
-fn intern_code(code: &str) -> &'static str {
-    const KNOWN: &[&str] = &[
-        "invalid_body",
-        "invalid_cursor",
-        "invalid_id",
-        "empty_text",
-        "text_too_long",
-        "sugestao_inexistente",
-        "unknown_role",
-        "role_not_allowed",
-        "not_a_member",
-        "gate_parked",
-        "gate_closed",
-        "invalid_transition",
-        "story_correction_refused",
-        "unauthorized",
-        "body_too_large",
-        "question_submission_claimed",
-        "question_identity_conflict",
-        "question_already_settled",
-        "not_supported",
-    ];
-    KNOWN
-        .iter()
-        .copied()
-        .find(|k| *k == code)
-        .unwrap_or("remote_error")
 }

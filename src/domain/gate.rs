@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-use super::error::OqError;
+use super::error::{ErrorCode, OqError};
 
 /// RN-762's correction ceiling when the project does not set one.
 pub const DEFAULT_CORRECTION_CEILING: u32 = 3;
@@ -50,7 +50,7 @@ impl FromStr for Verdict {
             .find(|v| v.as_str() == s)
             .ok_or_else(|| {
                 OqError::invalid(
-                    "invalid_verdict",
+                    ErrorCode::InvalidVerdict,
                     format!("unknown verdict {s:?}: expected approved, changes_requested or needs_user_decision"),
                 )
             })
@@ -110,7 +110,7 @@ impl Gate {
             GateState::Active => {}
             GateState::Parked => {
                 return Err(OqError::conflict(
-                    "gate_parked",
+                    ErrorCode::GateParked,
                     format!(
                         "the gate is parked on question {} until its answer resumes it",
                         self.parked_on.as_deref().unwrap_or("?")
@@ -119,7 +119,7 @@ impl Gate {
             }
             GateState::Approved | GateState::Exhausted => {
                 return Err(OqError::conflict(
-                    "gate_closed",
+                    ErrorCode::GateClosed,
                     format!("the gate is {}; no further verdicts", self.state.as_str()),
                 ));
             }

@@ -7,6 +7,7 @@ pub mod actor;
 pub mod choices;
 pub mod dev_context;
 pub mod error;
+pub mod error_code;
 pub mod events;
 pub mod gate;
 pub mod question;
@@ -15,7 +16,7 @@ pub mod text;
 pub mod work;
 
 pub use actor::{Actor, Role};
-pub use error::OqError;
+pub use error::{ErrorCode, OqError};
 pub use events::{Event, StoredEvent};
 pub use gate::{Gate, GateState, Verdict};
 pub use question::{Afeta, Answer, AnswerInput, DeclareInput, Question};

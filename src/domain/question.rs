@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::actor::{Actor, Role};
 use super::choices::{Closure, Prompt, Upstream, validate_choices};
-use super::error::OqError;
+use super::error::{ErrorCode, OqError};
 use super::text::{check_id, check_text};
 
 /// ADR 0214 §1: `pergunta (≤ 500)`, counted in characters (Unicode scalar values), not bytes.
@@ -44,7 +44,7 @@ impl Afeta {
         ] {
             if ids.len() > AFETA_MAX_PER_KIND {
                 return Err(OqError::invalid(
-                    "too_many_ids",
+                    ErrorCode::TooManyIds,
                     format!(
                         "afeta.{kind} lists {} ids; at most {AFETA_MAX_PER_KIND}",
                         ids.len()
@@ -294,7 +294,7 @@ pub fn check_author_and_open(question: &Question, actor: &Actor) -> Result<(), O
     }
     if let Some(c) = &question.closure {
         return Err(OqError::conflict(
-            "question_closed",
+            ErrorCode::QuestionClosed,
             format!(
                 "question {} was closed ({}) by {}",
                 question.question_id,
@@ -317,14 +317,14 @@ fn decide_shape(question: &Question, input: &AnswerInput) -> Result<DecidedAnswe
     match given.iter().filter(|g| **g).count() {
         0 => {
             return Err(OqError::invalid(
-                "invalid_body",
+                ErrorCode::InvalidBody,
                 "send resposta (the answer) or aceitarSugestao: true",
             ));
         }
         1 => {}
         _ => {
             return Err(OqError::invalid(
-                "invalid_body",
+                ErrorCode::InvalidBody,
                 "send one of resposta, aceitarSugestao or answers, not several",
             ));
         }
@@ -332,7 +332,7 @@ fn decide_shape(question: &Question, input: &AnswerInput) -> Result<DecidedAnswe
     if let Some(answers) = &input.answers {
         if question.prompts.is_empty() {
             return Err(OqError::invalid(
-                "invalid_body",
+                ErrorCode::InvalidBody,
                 format!(
                     "question {} has no options; send resposta",
                     question.question_id
@@ -363,7 +363,7 @@ fn decide_shape(question: &Question, input: &AnswerInput) -> Result<DecidedAnswe
                 })
             }
             parts => Err(OqError::invalid(
-                "invalid_body",
+                ErrorCode::InvalidBody,
                 format!(
                     "question {} has {} part(s) with options; send answers",
                     question.question_id,
@@ -374,7 +374,7 @@ fn decide_shape(question: &Question, input: &AnswerInput) -> Result<DecidedAnswe
     }
     if input.aceitar_sugestao != Some(true) {
         return Err(OqError::invalid(
-            "invalid_body",
+            ErrorCode::InvalidBody,
             "send resposta (the answer) or aceitarSugestao: true",
         ));
     }
@@ -385,7 +385,7 @@ fn decide_shape(question: &Question, input: &AnswerInput) -> Result<DecidedAnswe
             choices: Vec::new(),
         }),
         None => Err(OqError::invalid(
-            "sugestao_inexistente",
+            ErrorCode::SugestaoInexistente,
             format!(
                 "question {} has no suggestion to accept",
                 question.question_id

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
-use super::error::OqError;
+use super::error::{ErrorCode, OqError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ReadinessGate {
@@ -38,7 +38,7 @@ impl FromStr for ReadinessGate {
             "im-ready" => Ok(ReadinessGate::ImReady),
             "architecture-ready" => Ok(ReadinessGate::ArchitectureReady),
             _ => Err(OqError::invalid(
-                "invalid_gate",
+                ErrorCode::InvalidGate,
                 format!("readiness gate {s:?}: expected im-ready or architecture-ready"),
             )),
         }

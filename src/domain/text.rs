@@ -1,6 +1,6 @@
 //! Text and id checks shared by every input: limits in characters, not bytes.
 
-use super::error::OqError;
+use super::error::{ErrorCode, OqError};
 
 /// Ids are typed by people and put in URLs: short, printable, no spaces or slashes.
 pub const ID_MAX_CHARS: usize = 100;
@@ -9,12 +9,15 @@ pub const ID_MAX_CHARS: usize = 100;
 pub fn check_text(field: &str, value: &str, max: usize) -> Result<String, OqError> {
     let trimmed = value.trim();
     if trimmed.is_empty() {
-        return Err(OqError::invalid("empty_text", format!("{field} is empty")));
+        return Err(OqError::invalid(
+            ErrorCode::EmptyText,
+            format!("{field} is empty"),
+        ));
     }
     let chars = trimmed.chars().count();
     if chars > max {
         return Err(OqError::invalid(
-            "text_too_long",
+            ErrorCode::TextTooLong,
             format!("{field} has {chars} characters; at most {max}"),
         ));
     }
@@ -23,7 +26,7 @@ pub fn check_text(field: &str, value: &str, max: usize) -> Result<String, OqErro
         .any(|c| c.is_control() && c != '\n' && c != '\t' && c != '\r')
     {
         return Err(OqError::invalid(
-            "invalid_text",
+            ErrorCode::InvalidText,
             format!("{field} contains control characters"),
         ));
     }
@@ -40,7 +43,7 @@ pub fn check_id(field: &str, id: &str) -> Result<(), OqError> {
         Ok(())
     } else {
         Err(OqError::invalid(
-            "invalid_id",
+            ErrorCode::InvalidId,
             format!(
                 "{field} {id:?} is not a valid id (1–{ID_MAX_CHARS} letters, digits, - _ . : @)"
             ),

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
-use super::error::OqError;
+use super::error::{ErrorCode, OqError};
 use super::events::Event;
 use super::gate::{Gate, GateEvent};
 
@@ -32,7 +32,7 @@ impl FromStr for SessionKind {
             "conversation" => Ok(SessionKind::Conversation),
             "execution" => Ok(SessionKind::Execution),
             _ => Err(OqError::invalid(
-                "invalid_kind",
+                ErrorCode::InvalidKind,
                 format!("session kind {s:?}: expected conversation or execution"),
             )),
         }
@@ -85,7 +85,7 @@ impl FromStr for WorkState {
     fn from_str(s: &str) -> Result<Self, OqError> {
         WorkState::ALL.into_iter().find(|w| w.as_str() == s).ok_or_else(|| {
             OqError::invalid(
-                "invalid_state",
+                ErrorCode::InvalidState,
                 format!("unknown state {s:?}: expected draft, ready, in_progress, in_review, done or archived"),
             )
         })
@@ -105,7 +105,7 @@ impl Story {
     pub fn check_move(&self, to: WorkState) -> Result<(), OqError> {
         if to == WorkState::Archived && self.state != WorkState::Draft {
             return Err(OqError::conflict(
-                "invalid_transition",
+                ErrorCode::InvalidTransition,
                 format!(
                     "story {} is {}; only a draft story can be archived",
                     self.story_id,
@@ -115,7 +115,7 @@ impl Story {
         }
         if self.state == WorkState::Archived {
             return Err(OqError::conflict(
-                "invalid_transition",
+                ErrorCode::InvalidTransition,
                 format!("story {} is archived", self.story_id),
             ));
         }
@@ -176,7 +176,7 @@ pub fn check_story_correction(
         .any(|t| matches!(t, WorkState::InReview | WorkState::InProgress))
     {
         return Err(OqError::conflict(
-            "tarefa_em_andamento",
+            ErrorCode::TarefaEmAndamento,
             format!(
                 "story {} has a task in review or in progress; correcting it is refused",
                 story.story_id
@@ -187,21 +187,21 @@ pub fn check_story_correction(
         (WorkState::Draft, _) => Ok(()),
         (WorkState::Ready, CitedQuestion::Answered) => Ok(()),
         (WorkState::Ready, CitedQuestion::Open) => Err(OqError::conflict(
-            "pergunta_nao_respondida",
+            ErrorCode::PerguntaNaoRespondida,
             format!(
                 "story {} is ready; the cited question is not answered yet",
                 story.story_id
             ),
         )),
         (WorkState::Ready, CitedQuestion::None) => Err(OqError::conflict(
-            "historia_pronta_sem_resposta",
+            ErrorCode::HistoriaProntaSemResposta,
             format!(
                 "story {} is ready; a correction must cite an answered questionId",
                 story.story_id
             ),
         )),
         (other, _) => Err(OqError::conflict(
-            "historia_nao_corrigivel",
+            ErrorCode::HistoriaNaoCorrigivel,
             format!(
                 "story {} is {}; only draft, or ready with an answered question, can be corrected",
                 story.story_id,

@@ -7,7 +7,7 @@
 //! project around the same read-decide-append).
 
 use crate::domain::dev_context::Decisao;
-use crate::domain::{Event, OqError, Question, Session, StoredEvent, Story, Task};
+use crate::domain::{ErrorCode, Event, OqError, Question, Session, StoredEvent, Story, Task};
 
 /// An event to append, before the log gives it a position.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +34,7 @@ impl std::str::FromStr for StatusFilter {
             "answered" => Ok(StatusFilter::Answered),
             "all" => Ok(StatusFilter::All),
             _ => Err(OqError::invalid(
-                "invalid_status",
+                ErrorCode::InvalidStatus,
                 format!("status {s:?}: expected open, answered or all"),
             )),
         }

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::types::{Request, Session, SessionStatus};
-use crate::domain::OqError;
+use crate::domain::{ErrorCode, OqError};
 
 /// Long enough for a loaded server, short enough that a dead one is reported while the
 /// person still waits.
@@ -106,7 +106,7 @@ impl Client {
         let base = base.trim_end_matches('/').to_string();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(OqError::invalid(
-                "unknown_source",
+                ErrorCode::UnknownSource,
                 format!("OpenCode server {base:?}: expected http://HOST:PORT"),
             ));
         }
@@ -179,7 +179,7 @@ impl Client {
             return Err(self.refused(status, &bytes));
         }
         serde_json::from_slice(&bytes).map_err(|e| OqError::Source {
-            code: "bad_response",
+            code: ErrorCode::BadResponse,
             message: format!(
                 "OpenCode at {} answered something oq does not understand: {e}",
                 self.base
@@ -189,14 +189,14 @@ impl Client {
 
     pub(crate) fn unreachable(&self, e: &reqwest::Error) -> OqError {
         OqError::Source {
-            code: "unreachable",
+            code: ErrorCode::Unreachable,
             message: format!("cannot reach OpenCode at {}: {}", self.base, root_cause(e)),
         }
     }
 
     pub(crate) fn unauthorized(&self) -> OqError {
         OqError::Source {
-            code: "unauthorized",
+            code: ErrorCode::Unauthorized,
             message: match &self.auth {
                 Some(a) => format!(
                     "OpenCode at {} refused the credentials of user {:?}",
@@ -224,11 +224,11 @@ impl Client {
             .unwrap_or_else(|| String::from_utf8_lossy(bytes).chars().take(200).collect());
         let message = format!("OpenCode at {} answered {status}: {detail}", self.base);
         match status.as_u16() {
-            400 | 422 => OqError::invalid("upstream_refused", message),
+            400 | 422 => OqError::invalid(ErrorCode::UpstreamRefused, message),
             404 => OqError::NotFound { message },
-            409 => OqError::conflict("upstream_conflict", message),
+            409 => OqError::conflict(ErrorCode::UpstreamConflict, message),
             _ => OqError::Source {
-                code: "upstream_error",
+                code: ErrorCode::UpstreamError,
                 message,
             },
         }
@@ -245,7 +245,7 @@ impl Client {
             .await?;
         if !h.healthy {
             return Err(OqError::Source {
-                code: "unhealthy",
+                code: ErrorCode::Unhealthy,
                 message: format!("OpenCode at {} says it is not healthy", self.base),
             });
         }

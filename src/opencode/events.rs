@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::client::Client;
 use super::types::{Request, SessionStatus};
-use crate::domain::OqError;
+use crate::domain::{ErrorCode, OqError};
 
 /// Which stream to follow.
 #[derive(Debug, Clone, Copy)]
@@ -225,7 +225,7 @@ pub async fn subscribe(
     }
     if !resp.status().is_success() {
         return Err(OqError::Source {
-            code: "upstream_error",
+            code: ErrorCode::UpstreamError,
             message: format!(
                 "OpenCode at {} refused its event stream: {}",
                 client.base(),
@@ -244,7 +244,7 @@ pub async fn subscribe(
                 Err(e) => {
                     failed = true;
                     Some(Err(OqError::Source {
-                        code: "unreachable",
+                        code: ErrorCode::Unreachable,
                         message: format!("OpenCode at {base}: event stream broke: {e}"),
                     }))
                 }

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::domain::OqError;
+use crate::domain::{ErrorCode, OqError};
 use crate::wire::ErrorBody;
 
 /// A refusal on the wire. Built from an [`OqError`] (the domain's status and code) or for
@@ -12,14 +12,14 @@ use crate::wire::ErrorBody;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError {
             status,
             code,
@@ -28,11 +28,15 @@ impl ApiError {
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+        ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized, message)
     }
 
     pub fn invalid_body(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", message)
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::InvalidBody,
+            message,
+        )
     }
 
     /// The one answer for an unknown project and a project the caller is not in, so the
@@ -43,7 +47,7 @@ impl ApiError {
 
     pub fn people_only(what: &str) -> Self {
         OqError::forbidden(
-            "role_not_allowed",
+            ErrorCode::RoleNotAllowed,
             format!("{what} is for the project's members (people), not agents"),
         )
         .into()
@@ -64,7 +68,7 @@ impl From<OqError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = Json(ErrorBody {
-            code: self.code.into(),
+            code: self.code,
             message: self.message,
         });
         if self.status == StatusCode::UNAUTHORIZED {

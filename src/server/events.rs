@@ -20,7 +20,7 @@ use tokio::sync::watch;
 use super::AppState;
 use super::auth::InProject;
 use super::error::{ApiError, ApiResult};
-use crate::domain::OqError;
+use crate::domain::{ErrorCode, OqError};
 
 /// Events read from the log per wake; a long backlog streams in batches of this size.
 const BATCH: usize = 256;
@@ -47,7 +47,7 @@ pub async fn stream(
                 .filter(|n| *n >= 0)
                 .ok_or_else(|| {
                     ApiError::from(OqError::invalid(
-                        "invalid_last_event_id",
+                        ErrorCode::InvalidLastEventId,
                         "Last-Event-ID must be a revision this server sent",
                     ))
                 })?,

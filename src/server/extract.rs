@@ -8,6 +8,7 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
+use crate::domain::ErrorCode;
 
 /// The request body cap: the longest legal body (a 500-character question, a 300-character
 /// suggestion, 150 ids) is a few KiB; anything near this is not a client of ours.
@@ -38,15 +39,19 @@ fn json_rejection(r: JsonRejection) -> ApiError {
         JsonRejection::JsonSyntaxError(e) => ApiError::invalid_body(e.body_text()),
         JsonRejection::MissingJsonContentType(_) => ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            ErrorCode::UnsupportedMediaType,
             "send the body as JSON with Content-Type: application/json",
         ),
         other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
+            ErrorCode::BodyTooLarge,
             format!("the request body is larger than {BODY_LIMIT} bytes"),
         ),
-        other => ApiError::new(StatusCode::BAD_REQUEST, "invalid_body", other.body_text()),
+        other => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::InvalidBody,
+            other.body_text(),
+        ),
     }
 }
 
@@ -65,7 +70,7 @@ where
             .await
             .map(|Path(v)| ApiPath(v))
             .map_err(|e: PathRejection| {
-                ApiError::new(StatusCode::NOT_FOUND, "not_found", e.body_text())
+                ApiError::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, e.body_text())
             })
     }
 }
@@ -87,7 +92,7 @@ where
             .map_err(|e: QueryRejection| {
                 ApiError::new(
                     StatusCode::UNPROCESSABLE_ENTITY,
-                    "invalid_query",
+                    ErrorCode::InvalidQuery,
                     e.body_text(),
                 )
             })

@@ -16,7 +16,7 @@ use super::auto_delegate::{CommandBody, SnapshotBody};
 use super::http_feed::{self, Feed};
 use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
-use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::sqlite::now_ms;
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::wire::{
@@ -59,13 +59,13 @@ impl HttpSource {
         let base = base.trim_end_matches('/').to_string();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(OqError::invalid(
-                "unknown_source",
+                ErrorCode::UnknownSource,
                 format!("source {base:?}: expected http://HOST:PORT"),
             ));
         }
         if token.is_empty() {
             return Err(OqError::Source {
-                code: "unauthorized",
+                code: ErrorCode::Unauthorized,
                 message: format!(
                     "{base} needs a token: --token, OQ_TOKEN, or a profile in the config file"
                 ),
@@ -152,7 +152,7 @@ impl HttpSource {
     fn decode<T: DeserializeOwned>(&self, status: StatusCode, bytes: &[u8]) -> Result<T, OqError> {
         if status.is_success() {
             return serde_json::from_slice(bytes).map_err(|e| OqError::Source {
-                code: "bad_response",
+                code: ErrorCode::BadResponse,
                 message: format!(
                     "{} answered something oq does not understand: {e}",
                     self.base
@@ -161,18 +161,18 @@ impl HttpSource {
         }
         if status == StatusCode::UNAUTHORIZED {
             return Err(OqError::Source {
-                code: "unauthorized",
+                code: ErrorCode::Unauthorized,
                 message: format!("{} refused the token", self.base),
             });
         }
         match serde_json::from_slice::<ErrorBody>(bytes) {
             Ok(body) => Err(OqError::from_wire(
                 status.as_u16(),
-                &body.code,
+                body.code,
                 &body.message,
             )),
             Err(_) => Err(OqError::Source {
-                code: "bad_response",
+                code: ErrorCode::BadResponse,
                 message: format!("{} answered {status} without an error body", self.base),
             }),
         }
@@ -192,7 +192,7 @@ impl HttpSource {
 
     fn unreachable(&self, e: reqwest::Error) -> OqError {
         OqError::Source {
-            code: "unreachable",
+            code: ErrorCode::Unreachable,
             message: format!("cannot reach {}: {}", self.base, root_cause(&e)),
         }
     }
@@ -206,11 +206,11 @@ impl HttpSource {
         match id.projects.as_slice() {
             [only] => Ok(only.clone()),
             [] => Err(OqError::invalid(
-                "project_required",
+                ErrorCode::ProjectRequired,
                 "this token belongs to no project on the server",
             )),
             many => Err(OqError::invalid(
-                "project_required",
+                ErrorCode::ProjectRequired,
                 format!(
                     "several projects on the server; name one with --project ({})",
                     many.join(", ")

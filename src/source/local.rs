@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{Identity, Source};
 use crate::domain::choices::ClosedReason;
 use crate::domain::readiness::ReadinessGate;
-use crate::domain::{Actor, AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use crate::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::{LocalEngine, StatusFilter, VerdictInput};
 use crate::wire::{
     DevContext, QuestionItem, QuestionList, Readiness, SessionItem, TaskItem, VerdictReply,
@@ -133,7 +133,7 @@ impl Source for LocalSource {
             Some(role) => Actor::agent(role),
             None => {
                 return Err(OqError::invalid(
-                    "agent_required",
+                    ErrorCode::AgentRequired,
                     "declaring locally needs the agent's role (criativo, po, arquiteto or dev-lead)",
                 ));
             }

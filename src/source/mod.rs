@@ -25,7 +25,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::domain::readiness::ReadinessGate;
-use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
@@ -50,7 +50,7 @@ pub struct Identity {
 /// The refusal of a source with no auto-delegate.
 fn not_supported(source: String) -> OqError {
     OqError::invalid(
-        "not_supported",
+        ErrorCode::NotSupported,
         format!(
             "{source} has no auto-delegate: only an `oq serve` with an OpenCode bridge answers by itself"
         ),

@@ -25,7 +25,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use super::Source;
-use crate::domain::{AnswerInput, OqError};
+use crate::domain::{AnswerInput, ErrorCode, OqError};
 use crate::engine::sqlite::now_ms;
 
 pub const OUTBOX_FILE: &str = "outbox.sqlite3";
@@ -94,7 +94,7 @@ pub struct Outbox {
 }
 
 fn db(e: rusqlite::Error) -> OqError {
-    OqError::store("outbox", format!("the outbox: {e}"))
+    OqError::store(ErrorCode::Outbox, format!("the outbox: {e}"))
 }
 
 /// A fresh key: 128 random bits, so two clients never share one.
@@ -109,7 +109,7 @@ impl Outbox {
     pub fn open(data_dir: &Path) -> Result<Outbox, OqError> {
         std::fs::create_dir_all(data_dir).map_err(|e| {
             OqError::store(
-                "outbox",
+                ErrorCode::Outbox,
                 format!("cannot create {}: {e}", data_dir.display()),
             )
         })?;
@@ -277,8 +277,9 @@ impl Outbox {
         rows.into_iter()
             .map(
                 |(key, source, project, question_id, body, created_at, state, detail)| {
-                    let body = serde_json::from_str(&body)
-                        .map_err(|e| OqError::store("outbox", format!("entry {key}: {e}")))?;
+                    let body = serde_json::from_str(&body).map_err(|e| {
+                        OqError::store(ErrorCode::Outbox, format!("entry {key}: {e}"))
+                    })?;
                     Ok(Entry {
                         key,
                         source,

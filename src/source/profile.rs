@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::domain::OqError;
+use crate::domain::{ErrorCode, OqError};
 
 pub const CONFIG_FILE: &str = "config.toml";
 
@@ -79,20 +79,20 @@ pub fn load(dir: &Path, name: &str) -> Result<Profile, OqError> {
     let path = dir.join(CONFIG_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         OqError::invalid(
-            "unknown_profile",
+            ErrorCode::UnknownProfile,
             format!("profile {name:?}: cannot read {}: {e}", path.display()),
         )
     })?;
     let file: ConfigFile = toml::from_str(&text).map_err(|e| {
         OqError::invalid(
-            "invalid_config",
+            ErrorCode::InvalidConfig,
             format!("{}: {}", path.display(), e.to_string().trim()),
         )
     })?;
     let mut profile = file.profiles.get(name).cloned().ok_or_else(|| {
         let known: Vec<&str> = file.profiles.keys().map(String::as_str).collect();
         OqError::invalid(
-            "unknown_profile",
+            ErrorCode::UnknownProfile,
             format!(
                 "no profile {name:?} in {} (known: {})",
                 path.display(),

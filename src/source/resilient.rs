@@ -27,7 +27,7 @@ use super::mirror::Mirror;
 use super::outbox::{self, Delivery, Outbox};
 use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
-use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::sqlite::now_ms;
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::wire::{
@@ -106,7 +106,7 @@ impl<S: Source> ResilientSource<S> {
 
     fn offline_error(&self) -> OqError {
         OqError::Source {
-            code: "unreachable",
+            code: ErrorCode::Unreachable,
             message: format!("cannot reach {} (retrying with backoff)", self.name),
         }
     }

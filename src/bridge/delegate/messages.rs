@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::state::{Claim, PauseReason};
+use crate::domain::ErrorCode;
 
 /// One option of an OpenCode question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,12 +248,12 @@ pub enum Refusal {
 
 impl Refusal {
     /// The wire code of the HTTP layer.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::domain::ErrorCode {
         match self {
-            Refusal::Claimed => "question_submission_claimed",
-            Refusal::IdentityConflict => "question_identity_conflict",
-            Refusal::Settled => "question_already_settled",
-            Refusal::NotBoolean => "invalid_setting",
+            Refusal::Claimed => ErrorCode::QuestionSubmissionClaimed,
+            Refusal::IdentityConflict => ErrorCode::QuestionIdentityConflict,
+            Refusal::Settled => ErrorCode::QuestionAlreadySettled,
+            Refusal::NotBoolean => ErrorCode::InvalidSetting,
         }
     }
 

@@ -7,6 +7,7 @@ use tokio::sync::oneshot;
 
 use super::*;
 use crate::bridge::delegate::{Effect, Hints, Input, UpstreamResult};
+use crate::domain::ErrorCode;
 
 impl Upstream {
     // ---- settings -------------------------------------------------------------------
@@ -210,7 +211,7 @@ impl Upstream {
         } else if result.not_sent {
             Err(upstream_error(
                 502,
-                "upstream_unreachable",
+                ErrorCode::UpstreamUnreachable,
                 format!(
                     "OpenCode at {} could not be reached; nothing was sent, nothing recorded; \
                      the question is paused for you to retry",
@@ -220,13 +221,13 @@ impl Upstream {
         } else if result.status == 404 {
             Err(upstream_error(
                 409,
-                "question_closed",
+                ErrorCode::QuestionClosed,
                 format!("question {id} was already settled upstream (OpenCode answered 404)"),
             ))
         } else if !result.uncertain && (400..500).contains(&result.status) {
             Err(upstream_error(
                 502,
-                "upstream_refused",
+                ErrorCode::UpstreamRefused,
                 format!(
                     "OpenCode refused the {} with status {}; nothing recorded; the question is \
                      paused for you to retry",
@@ -236,7 +237,7 @@ impl Upstream {
         } else {
             Err(upstream_error(
                 502,
-                "upstream_uncertain",
+                ErrorCode::UpstreamUncertain,
                 format!(
                     "OpenCode did not say whether it took it (status {}); it is not retried and \
                      the question stays blocked until OpenCode settles it",

@@ -50,7 +50,7 @@ use super::delegate::{
 use super::{DelegateTip, TIP_TYPE, settings};
 use crate::domain::choices::{ClosedReason, Upstream as UpstreamRef};
 use crate::domain::question::decide_answer;
-use crate::domain::{Actor, AnswerInput, DeclareInput, OqError, Question, SessionKind};
+use crate::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, OqError, Question, SessionKind};
 use crate::engine::NewQuestion;
 use crate::engine::StatusFilter;
 use crate::opencode::types::OPENCODE_AUTHOR;
@@ -144,7 +144,7 @@ pub struct Upstream {
 }
 
 /// A route's refusal when upstream did not take a person's answer.
-fn upstream_error(status: u16, code: &'static str, message: String) -> ApiError {
+fn upstream_error(status: u16, code: ErrorCode, message: String) -> ApiError {
     ApiError::new(
         axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::BAD_GATEWAY),
         code,

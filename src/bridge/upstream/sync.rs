@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::bridge::delegate::{Input, ListError, ListToken};
+use crate::domain::ErrorCode;
 
 impl Upstream {
     // ---- engine sync ----------------------------------------------------------------
@@ -122,7 +123,7 @@ impl Upstream {
                 match recorded {
                     Ok(q) => Ok(q.is_open()),
                     Err(OqError::Conflict {
-                        code: "question_exists",
+                        code: ErrorCode::QuestionExists,
                         ..
                     }) => Ok(e.question(Some(&project), &request_c.id)?.is_open()),
                     Err(other) => Err(other),

@@ -4,7 +4,7 @@ use crate::domain::dev_context::{DEV_CONTEXT_HEADER, select_decisions};
 use crate::domain::gate::GateChange;
 use crate::domain::question::{PERGUNTA_MAX_CHARS, SUGESTAO_MAX_CHARS};
 use crate::domain::text::{check_id, check_text};
-use crate::domain::{Actor, Afeta, Event, OqError, Role, Verdict};
+use crate::domain::{Actor, Afeta, ErrorCode, Event, OqError, Role, Verdict};
 use crate::engine::ids;
 use crate::engine::store::{ParkedTask, Store};
 
@@ -23,7 +23,7 @@ impl<S: Store> Engine<S> {
         actor.require_role(&[Role::QaAgent], "a QA verdict")?;
         let verdict = input
             .verdict
-            .ok_or_else(|| OqError::invalid("invalid_body", "verdict is required"))?;
+            .ok_or_else(|| OqError::invalid(ErrorCode::InvalidBody, "verdict is required"))?;
         let question = validate_verdict_input(verdict, input)?;
         if let Some(s) = &input.subspecialty {
             check_id("subspecialty", s)?;
@@ -172,17 +172,17 @@ fn validate_verdict_input(
     match verdict {
         Verdict::NeedsUserDecision => match (&input.pergunta, &input.open_question_id) {
             (Some(_), Some(_)) => Err(OqError::invalid(
-                "invalid_body",
+                ErrorCode::InvalidBody,
                 "send pergunta or openQuestionId, not both",
             )),
             (None, None) => Err(OqError::invalid(
-                "invalid_body",
+                ErrorCode::InvalidBody,
                 "needs_user_decision needs pergunta (with an optional sugestao) or openQuestionId",
             )),
             (None, Some(id)) => {
                 if input.sugestao.is_some() {
                     return Err(OqError::invalid(
-                        "invalid_body",
+                        ErrorCode::InvalidBody,
                         "sugestao goes with pergunta, not with openQuestionId",
                     ));
                 }
@@ -199,7 +199,7 @@ fn validate_verdict_input(
             }),
         },
         _ if carries => Err(OqError::invalid(
-            "invalid_body",
+            ErrorCode::InvalidBody,
             format!(
                 "{verdict} carries no question; pergunta, sugestao and openQuestionId go with needs_user_decision"
             ),

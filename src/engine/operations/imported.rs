@@ -4,7 +4,7 @@
 use super::{Engine, new_event, question_in};
 use crate::domain::choices::ClosedReason;
 use crate::domain::question::check_author_and_open;
-use crate::domain::{Actor, Event, OqError, Question};
+use crate::domain::{Actor, ErrorCode, Event, OqError, Question};
 use crate::engine::store::Store;
 
 impl<S: Store> Engine<S> {
@@ -35,7 +35,7 @@ impl<S: Store> Engine<S> {
                     ClosedReason::External => {
                         if !matches!(actor, Actor::Service { .. }) {
                             return Err(OqError::forbidden(
-                                "role_not_allowed",
+                                ErrorCode::RoleNotAllowed,
                                 "only a bridge records that upstream settled a question",
                             ));
                         }

@@ -19,7 +19,8 @@ use crate::domain::dev_context::Decisao;
 use crate::domain::gate::DEFAULT_CORRECTION_CEILING;
 use crate::domain::text::check_id;
 use crate::domain::{
-    Actor, Event, OqError, Question, Session, SessionKind, StoredEvent, Story, Task, Verdict,
+    Actor, ErrorCode, Event, OqError, Question, Session, SessionKind, StoredEvent, Story, Task,
+    Verdict,
 };
 
 /// At most this many questions a page (RN-180).
@@ -119,7 +120,7 @@ impl<S: Store> Engine<S> {
         check_id("projectId", project_id)?;
         let Actor::Person { id: author } = actor else {
             return Err(OqError::forbidden(
-                "role_not_allowed",
+                ErrorCode::RoleNotAllowed,
                 "sessions are started by people, not agents",
             ));
         };
@@ -135,7 +136,7 @@ impl<S: Store> Engine<S> {
             let (project_id, author, actor) = (owned.0.as_str(), &owned.1, &owned.2);
             if view.session(&session_id)?.is_some() {
                 return Err(OqError::conflict(
-                    "session_exists",
+                    ErrorCode::SessionExists,
                     format!("session {session_id} already exists"),
                 ));
             }
@@ -170,7 +171,7 @@ impl<S: Store> Engine<S> {
         ) {
             // Another process started it between our read and our write: use theirs.
             Err(OqError::Conflict {
-                code: "session_exists",
+                code: ErrorCode::SessionExists,
                 ..
             }) => self
                 .store
@@ -217,7 +218,7 @@ fn parse_cursor(cursor: Option<&str>) -> Result<i64, OqError> {
         None | Some("") => Ok(0),
         Some(c) => c.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
             OqError::invalid(
-                "invalid_cursor",
+                ErrorCode::InvalidCursor,
                 format!("cursor {c:?} is not one this server gave"),
             )
         }),

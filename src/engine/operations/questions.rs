@@ -7,7 +7,7 @@ use crate::domain::question::{check_declarer, decide_answer};
 use crate::domain::readiness::{ReadinessGate, readiness_notice};
 use crate::domain::text::check_id;
 use crate::domain::{
-    Actor, Answer, AnswerInput, DeclareInput, Event, OqError, Question, StoredEvent,
+    Actor, Answer, AnswerInput, DeclareInput, ErrorCode, Event, OqError, Question, StoredEvent,
 };
 use crate::engine::ids;
 use crate::engine::store::{NewEvent, QuestionQuery, StatusFilter, Store, StoreView};
@@ -59,7 +59,7 @@ impl<S: Store> Engine<S> {
             session_in(view, project_id, &input.session_id)?;
             if view.question(question_id)?.is_some() {
                 return Err(OqError::conflict(
-                    "question_exists",
+                    ErrorCode::QuestionExists,
                     format!("question {question_id} already exists"),
                 ));
             }
@@ -139,7 +139,7 @@ impl<S: Store> Engine<S> {
     ) -> Result<ListPage, OqError> {
         if limit == 0 || limit > PAGE_LIMIT {
             return Err(OqError::invalid(
-                "invalid_limit",
+                ErrorCode::InvalidLimit,
                 format!("limit {limit}: expected 1 to {PAGE_LIMIT}"),
             ));
         }

@@ -2,7 +2,7 @@
 
 use crate::domain::text::{check_id, check_text};
 use crate::domain::work::{CitedQuestion, check_story_correction};
-use crate::domain::{Actor, Event, OqError, Role, SessionKind, Story, Task, WorkState};
+use crate::domain::{Actor, ErrorCode, Event, OqError, Role, SessionKind, Story, Task, WorkState};
 use crate::engine::ids;
 use crate::engine::store::Store;
 
@@ -137,7 +137,7 @@ impl<S: Store> Engine<S> {
             let session = session_in(v, project_id, session_id)?;
             if session.kind != SessionKind::Execution {
                 return Err(OqError::invalid(
-                    "not_an_execution_session",
+                    ErrorCode::NotAnExecutionSession,
                     format!("session {session_id} is a conversation; a task belongs to an execution session"),
                 ));
             }

@@ -5,7 +5,7 @@
 use rusqlite::Connection;
 
 use super::now_ms;
-use crate::domain::{OqError, StoredEvent};
+use crate::domain::{ErrorCode, OqError, StoredEvent};
 use crate::engine::ids;
 use crate::engine::store::NewEvent;
 
@@ -130,7 +130,7 @@ fn constraint_to_domain(e: rusqlite::Error) -> OqError {
     let text = e.to_string();
     if text.contains("events.question_id") && text.contains("UNIQUE") {
         return OqError::conflict(
-            "duplicate_event",
+            ErrorCode::DuplicateEvent,
             "another writer recorded this question event first",
         );
     }

@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use crate::domain::{OqError, StoredEvent};
+use crate::domain::{ErrorCode, OqError, StoredEvent};
 use crate::engine::store::{NewEvent, Store, StoreView};
 
 use append::append_events;
@@ -72,7 +72,7 @@ impl SqliteStore {
     pub fn open_in(data_dir: &Path) -> Result<Self, OqError> {
         std::fs::create_dir_all(data_dir).map_err(|e| {
             OqError::store(
-                "data_dir_not_writable",
+                ErrorCode::DataDirNotWritable,
                 format!("data dir {} cannot be created: {e}", data_dir.display()),
             )
         })?;
@@ -196,7 +196,7 @@ fn preflight(path: &Path) -> Result<(), OqError> {
     };
     if meta.is_dir() {
         return Err(OqError::store(
-            "not_an_oq_store",
+            ErrorCode::NotAnOqStore,
             format!("{} is a directory, not an oq store", path.display()),
         ));
     }
@@ -210,7 +210,7 @@ fn preflight(path: &Path) -> Result<(), OqError> {
     });
     if read.is_err() || &header[..16] != b"SQLite format 3\0" {
         return Err(OqError::store(
-            "not_an_oq_store",
+            ErrorCode::NotAnOqStore,
             format!(
                 "{} is not an oq store (not a SQLite database); refusing to touch it",
                 path.display()
@@ -234,7 +234,7 @@ fn check_header(
     if application_id == 0 && version == 0 {
         return if has_schema {
             Err(OqError::store(
-                "not_an_oq_store",
+                ErrorCode::NotAnOqStore,
                 format!(
                     "{} is a SQLite database but not an oq store; refusing to touch it",
                     path.display()
@@ -246,7 +246,7 @@ fn check_header(
     }
     if application_id != APPLICATION_ID {
         return Err(OqError::store(
-            "not_an_oq_store",
+            ErrorCode::NotAnOqStore,
             format!(
                 "{} is a SQLite database of another application (id {application_id:#x}); refusing to touch it",
                 path.display()
@@ -255,7 +255,7 @@ fn check_header(
     }
     if version > LATEST_VERSION {
         return Err(OqError::store(
-            "store_too_new",
+            ErrorCode::StoreTooNew,
             format!(
                 "{} has schema version {version}, newer than this oq understands ({LATEST_VERSION}); upgrade oq — the store was not touched",
                 path.display()
@@ -305,7 +305,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), OqError> {
 fn classify_open_error(path: &Path, e: rusqlite::Error) -> OqError {
     match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::NotADatabase) => OqError::store(
-            "not_an_oq_store",
+            ErrorCode::NotAnOqStore,
             format!(
                 "{} is not an oq store (not a SQLite database); refusing to touch it",
                 path.display()
@@ -317,7 +317,7 @@ fn classify_open_error(path: &Path, e: rusqlite::Error) -> OqError {
             | rusqlite::ErrorCode::PermissionDenied,
         ) => not_writable(path, &e),
         _ => OqError::store(
-            "store_unusable",
+            ErrorCode::StoreUnusable,
             format!("{} cannot be used: {e}", path.display()),
         ),
     }
@@ -326,7 +326,7 @@ fn classify_open_error(path: &Path, e: rusqlite::Error) -> OqError {
 fn not_writable(path: &Path, e: &rusqlite::Error) -> OqError {
     let dir = path.parent().unwrap_or(path);
     OqError::store(
-        "data_dir_not_writable",
+        ErrorCode::DataDirNotWritable,
         format!("data dir {} is not writable: {e}", dir.display()),
     )
 }
@@ -335,7 +335,7 @@ fn busy(e: rusqlite::Error) -> OqError {
     match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
             OqError::store(
-                "store_busy",
+                ErrorCode::StoreBusy,
                 format!(
                     "the store stayed locked by another process for {} s",
                     BUSY_TIMEOUT.as_secs()

@@ -3,11 +3,18 @@
 use serde_json::{Value, json};
 
 use super::parts::schema;
+use crate::domain::ErrorCode;
 
 /// Every schema the operations refer to by `#/components/schemas/NAME`.
 pub(super) fn all() -> Value {
+    // The codes a refusal may carry: the one vocabulary, so the document cannot drift.
+    let codes: Vec<&str> = ErrorCode::ALL
+        .iter()
+        .filter(|c| **c != ErrorCode::RemoteError)
+        .map(|c| c.as_str())
+        .collect();
     json!({
-        "Error": { "type": "object", "required": ["code", "message"], "properties": { "code": { "type": "string" }, "message": { "type": "string" } } },
+        "Error": { "type": "object", "required": ["code", "message"], "properties": { "code": { "type": "string", "enum": codes }, "message": { "type": "string" } } },
         "Afeta": { "type": "object", "additionalProperties": false, "properties": {
             "regras": { "type": "array", "items": { "type": "string" } },
             "historias": { "type": "array", "items": { "type": "string" } },

@@ -27,7 +27,7 @@ use super::super::error::{ApiError, ApiResult};
 use super::super::extract::{ApiJson, ApiPath};
 use crate::bridge::Upstream;
 use crate::bridge::delegate::{Effect, Hints, Input, PauseReason};
-use crate::domain::OqError;
+use crate::domain::{ErrorCode, OqError};
 
 /// The upstreams whose project the caller is a person of.
 fn mine(st: &AppState, caller: &Caller) -> Vec<Arc<Upstream>> {
@@ -130,7 +130,7 @@ pub async fn pause(
         "user" => PauseReason::User,
         other => {
             return Err(OqError::invalid(
-                "invalid_body",
+                ErrorCode::InvalidBody,
                 format!("reason {other:?}: expected interaction or user"),
             )
             .into());
@@ -183,7 +183,7 @@ pub async fn settings(
     let Some(obj) = body.as_object() else {
         return Err(ApiError::new(
             axum::http::StatusCode::BAD_REQUEST,
-            "invalid_setting",
+            ErrorCode::InvalidSetting,
             "send {\"enabled\": true|false}",
         ));
     };

@@ -8,6 +8,7 @@ use super::super::AppState;
 use super::super::auth::Caller;
 use super::super::error::ApiError;
 use super::super::openapi;
+use crate::domain::ErrorCode;
 use axum::extract::State;
 
 /// Liveness, without a token: load balancers and `oq` clients probe it.
@@ -22,7 +23,7 @@ pub async fn openapi() -> Json<Value> {
 pub async fn no_route(uri: Uri) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        "not_found",
+        ErrorCode::NotFound,
         format!("no route {}", uri.path()),
     )
 }
@@ -30,7 +31,7 @@ pub async fn no_route(uri: Uri) -> ApiError {
 pub async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        ErrorCode::MethodNotAllowed,
         format!("{method} is not served on {}", uri.path()),
     )
 }

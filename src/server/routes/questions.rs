@@ -10,7 +10,7 @@ use super::super::auth::InProject;
 use super::super::error::ApiResult;
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::domain::choices::ClosedReason;
-use crate::domain::{AnswerInput, DeclareInput, OqError, Question};
+use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Question};
 use crate::engine::StatusFilter;
 use crate::wire::{QuestionItem, QuestionList};
 
@@ -36,7 +36,7 @@ pub async fn list(
         None => DEFAULT_LIMIT,
         Some(l) => l.parse::<usize>().map_err(|_| {
             OqError::invalid(
-                "invalid_limit",
+                ErrorCode::InvalidLimit,
                 format!("limit {l:?}: expected 1 to {DEFAULT_LIMIT}"),
             )
         })?,
@@ -88,7 +88,7 @@ pub async fn answer(
         None => None,
         Some(v) => Some(
             v.to_str()
-                .map_err(|_| OqError::invalid("invalid_id", "Idempotency-Key is not text"))?
+                .map_err(|_| OqError::invalid(ErrorCode::InvalidId, "Idempotency-Key is not text"))?
                 .to_string(),
         ),
     };

@@ -11,7 +11,7 @@ use super::super::AppState;
 use super::super::auth::InProject;
 use super::super::error::ApiResult;
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::domain::{OqError, WorkState};
+use crate::domain::{ErrorCode, OqError, WorkState};
 use crate::engine::{DevContext, VerdictInput};
 use crate::wire::{TaskItem, VerdictReply, WaitingItem, WaitingList};
 
@@ -121,7 +121,7 @@ pub async fn waiting(
     who.require_member("\"waiting for you\"")?;
     if params.waiting.as_deref() != Some("me") {
         return Err(OqError::invalid(
-            "invalid_query",
+            ErrorCode::InvalidQuery,
             "this route lists what waits for you: pass waiting=me",
         )
         .into());

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use futures_util::StreamExt;
 
 use super::*;
-use crate::domain::OqError;
+use crate::domain::{ErrorCode, OqError};
 use crate::engine::sqlite::now_ms;
 use crate::opencode::{Auth, Client, Placement, Scope, events};
 use crate::wire::QuestionItem;
@@ -26,14 +26,14 @@ impl OpencodeSource {
         let client = Client::new(base, auth)?;
         if directories.is_empty() {
             return Err(OqError::invalid(
-                "directory_required",
+                ErrorCode::DirectoryRequired,
                 "an OpenCode source needs at least one --directory DIR",
             ));
         }
         for d in &directories {
             if !d.starts_with('/') {
                 return Err(OqError::invalid(
-                    "invalid_directory",
+                    ErrorCode::InvalidDirectory,
                     format!("--directory {d:?}: OpenCode scopes questions by absolute path"),
                 ));
             }
@@ -75,7 +75,7 @@ impl OpencodeSource {
                 .map(|d| vec![d.as_str()])
                 .ok_or_else(|| {
                     OqError::invalid(
-                        "unknown_directory",
+                        ErrorCode::UnknownDirectory,
                         format!(
                             "{p:?} is not one of this source's directories ({})",
                             self.directories.join(", ")
@@ -166,7 +166,7 @@ impl OpencodeSource {
                 }
             } else {
                 OqError::conflict(
-                    "question_closed",
+                    ErrorCode::QuestionClosed,
                     format!("question {id} was already dismissed"),
                 )
             };
@@ -182,7 +182,7 @@ impl OpencodeSource {
 
     pub(super) fn settled_elsewhere(&self, id: &str) -> OqError {
         OqError::conflict(
-            "question_closed",
+            ErrorCode::QuestionClosed,
             format!(
                 "question {id} was already settled in OpenCode (answered, dismissed or gone \
                  elsewhere); nothing was changed"

@@ -30,7 +30,9 @@ mod follow;
 use crate::domain::choices::{ClosedReason, Closure};
 use crate::domain::question::decide_answer;
 use crate::domain::readiness::ReadinessGate;
-use crate::domain::{Actor, Answer, AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use crate::domain::{
+    Actor, Answer, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind,
+};
 use crate::engine::sqlite::now_ms;
 use crate::engine::{StatusFilter, VerdictInput};
 use crate::opencode::{Client, Request, Settled};
@@ -76,7 +78,7 @@ struct Pending {
 
 fn not_supported(what: &str) -> OqError {
     OqError::invalid(
-        "not_supported",
+        ErrorCode::NotSupported,
         format!(
             "{what} is not available on an OpenCode source: OpenCode's agents ask, oq answers \
              or dismisses"
@@ -122,7 +124,10 @@ impl Source for OpencodeSource {
         let start = match cursor {
             None => 0,
             Some(c) => c.parse::<usize>().map_err(|_| {
-                OqError::invalid("invalid_cursor", format!("cursor {c:?} is not one of oq's"))
+                OqError::invalid(
+                    ErrorCode::InvalidCursor,
+                    format!("cursor {c:?} is not one of oq's"),
+                )
             })?,
         };
         let limit = limit.clamp(1, 50);

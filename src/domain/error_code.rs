@@ -1,0 +1,188 @@
+//! The one vocabulary of refusals: every code oq puts in `{"code", "message"}` and prints
+//! as `oq: CODE: message`, as a typed enum shared by the engine, the server, the HTTP
+//! source (which rebuilds a refusal from its code) and the OpenAPI text.
+//!
+//! Invariant: a code is spelled once, here. The wire form is the snake_case name (the
+//! ADR's Portuguese codes exactly); a code this binary does not know (a newer server)
+//! reads as [`ErrorCode::RemoteError`].
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $variant:ident => $wire:literal,)*) => {
+        /// A refusal's machine-readable code. Stable: scripts and clients match on it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in the order written here (the OpenAPI enum, the tests).
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The code as on the wire.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $wire,)*
+                }
+            }
+
+            /// The code for its wire form; `None` for one this binary does not know.
+            pub fn parse(s: &str) -> Option<ErrorCode> {
+                match s {
+                    $($wire => Some(ErrorCode::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// `oq ask`/`oq mcp` without `--agent`.
+    AgentRequired => "agent_required",
+    /// `--as` with a remote source, which acts as its token.
+    AsIsLocal => "as_is_local",
+    /// A peer answered something oq does not understand.
+    BadResponse => "bad_response",
+    BodyTooLarge => "body_too_large",
+    DataDirNotWritable => "data_dir_not_writable",
+    DirectoryRequired => "directory_required",
+    /// The schema refused an append: only a bug or tampering reaches it.
+    DuplicateEvent => "duplicate_event",
+    EmptyText => "empty_text",
+    GateClosed => "gate_closed",
+    GateParked => "gate_parked",
+    HistoriaNaoCorrigivel => "historia_nao_corrigivel",
+    HistoriaProntaSemResposta => "historia_pronta_sem_resposta",
+    Internal => "internal",
+    InvalidAffects => "invalid_affects",
+    InvalidAnswers => "invalid_answers",
+    InvalidBody => "invalid_body",
+    InvalidConfig => "invalid_config",
+    InvalidCursor => "invalid_cursor",
+    InvalidDirectory => "invalid_directory",
+    InvalidGate => "invalid_gate",
+    InvalidId => "invalid_id",
+    InvalidKind => "invalid_kind",
+    InvalidLastEventId => "invalid_last_event_id",
+    InvalidLimit => "invalid_limit",
+    InvalidQuery => "invalid_query",
+    /// A setting's value is not of its type (the auto-delegate toggle is a boolean).
+    InvalidSetting => "invalid_setting",
+    InvalidState => "invalid_state",
+    InvalidStatus => "invalid_status",
+    InvalidText => "invalid_text",
+    InvalidTransition => "invalid_transition",
+    InvalidVerdict => "invalid_verdict",
+    /// A command that only the local engine can run.
+    LocalOnly => "local_only",
+    MethodNotAllowed => "method_not_allowed",
+    NoDataDir => "no_data_dir",
+    NotAMember => "not_a_member",
+    NotAnExecutionSession => "not_an_execution_session",
+    NotAnOqStore => "not_an_oq_store",
+    NotFound => "not_found",
+    /// The source cannot do this (asking on an OpenCode source…).
+    NotSupported => "not_supported",
+    /// The outbox itself failed.
+    Outbox => "outbox",
+    /// ADR 0214: only the session's author answers.
+    SoOAutorDaSessao => "so_o_autor_da_sessao",
+    /// ADR 0214: a question is answered once.
+    PerguntaJaRespondida => "pergunta_ja_respondida",
+    PerguntaNaoRespondida => "pergunta_nao_respondida",
+    ProjectRequired => "project_required",
+    QuestionAlreadySettled => "question_already_settled",
+    /// The question left the queue without an answer (dismissed, settled upstream).
+    QuestionClosed => "question_closed",
+    QuestionExists => "question_exists",
+    QuestionIdentityConflict => "question_identity_conflict",
+    /// Seed 002: another path holds the single-flight claim on this request.
+    QuestionSubmissionClaimed => "question_submission_claimed",
+    /// Not a refusal: the answer waits in the outbox.
+    Queued => "queued",
+    /// A code a newer server sent that this binary does not know.
+    RemoteError => "remote_error",
+    RoleNotAllowed => "role_not_allowed",
+    SessionExists => "session_exists",
+    SessionRequired => "session_required",
+    StoreBusy => "store_busy",
+    StoreTooNew => "store_too_new",
+    StoreUnusable => "store_unusable",
+    SugestaoInexistente => "sugestao_inexistente",
+    TarefaEmAndamento => "tarefa_em_andamento",
+    TextTooLong => "text_too_long",
+    Timeout => "timeout",
+    TooManyIds => "too_many_ids",
+    Unauthorized => "unauthorized",
+    Unhealthy => "unhealthy",
+    UnknownDirectory => "unknown_directory",
+    UnknownProfile => "unknown_profile",
+    UnknownRole => "unknown_role",
+    UnknownSource => "unknown_source",
+    Unreachable => "unreachable",
+    UnsupportedMediaType => "unsupported_media_type",
+    UpstreamConflict => "upstream_conflict",
+    UpstreamError => "upstream_error",
+    UpstreamRefused => "upstream_refused",
+    /// Seed 002: upstream may have the answer; never sent again.
+    UpstreamUncertain => "upstream_uncertain",
+    UpstreamUnreachable => "upstream_unreachable",
+}
+
+impl ErrorCode {
+    /// The code for its wire form, [`ErrorCode::RemoteError`] for an unknown one.
+    pub fn from_wire(s: &str) -> ErrorCode {
+        ErrorCode::parse(s).unwrap_or(ErrorCode::RemoteError)
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok(ErrorCode::from_wire(&s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_round_trips_and_is_spelled_once() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(*code));
+            assert!(seen.insert(code.as_str()), "{code} twice");
+            assert!(
+                code.as_str()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{code} is not snake_case"
+            );
+        }
+        assert_eq!(
+            ErrorCode::from_wire("a_code_from_the_future"),
+            ErrorCode::RemoteError
+        );
+    }
+}
