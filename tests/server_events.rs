@@ -1,6 +1,8 @@
-//! The event stream: a tip per change of the project with the revision as its id, every
-//! change delivered once across a forced reconnect with Last-Event-ID, heartbeats, writes
-//! by another process on the same store, and a clean stop with streams open.
+//! The event stream: a tip per change of the project with the project's own revision as
+//! its id (nothing of another project's pace shows), every change delivered once across a
+//! forced reconnect with Last-Event-ID, a Last-Event-ID beyond the project refused,
+//! heartbeats, writes by another process on the same store, and a clean stop with
+//! streams open.
 #![allow(clippy::unwrap_used)]
 
 mod common_server;
@@ -121,7 +123,7 @@ async fn outro_write(s: &TestServer, w: &World, text: &str) {
 async fn every_change_once_across_a_forced_reconnect() {
     let s = TestServer::start().await;
     let w = seed(&s).await;
-    let start = s.revision();
+    let start = s.project_revision("loja");
 
     let mut sse = Sse::open(&s, BIA, None).await;
     for i in 0..5 {
@@ -134,8 +136,7 @@ async fn every_change_once_across_a_forced_reconnect() {
         json!({"resposta": "ok"}),
     )
     .await;
-    let mid = s.revision();
-    let mut seen = sse.tips_until(loja_last(&s, mid)).await;
+    let mut seen = sse.tips_until(s.project_revision("loja")).await;
     let last_seen = seen.last().unwrap().0;
     drop(sse); // the connection breaks
 
@@ -158,8 +159,7 @@ async fn every_change_once_across_a_forced_reconnect() {
     .expect("cli declare");
 
     let mut sse = Sse::open(&s, BIA, Some(last_seen)).await;
-    let end = s.revision();
-    seen.extend(sse.tips_until(loja_last(&s, end)).await);
+    seen.extend(sse.tips_until(s.project_revision("loja")).await);
     drop(sse);
 
     // Exactly the project's events after `start`, in order, each once.
@@ -168,7 +168,7 @@ async fn every_change_once_across_a_forced_reconnect() {
         .events_after(Some("loja"), start, 10_000)
         .expect("events")
         .into_iter()
-        .map(|e| (e.seq, e.event.type_name().to_string()))
+        .map(|e| (e.project_seq, e.event.type_name().to_string()))
         .collect();
     let got: Vec<(i64, String)> = seen
         .iter()
@@ -176,19 +176,74 @@ async fn every_change_once_across_a_forced_reconnect() {
         .collect();
     assert_eq!(got, expected);
     assert!(got.iter().any(|(_, t)| t == "open_question.answered"));
+    // No gap: outro's writes in between took none of loja's numbers.
+    let ids: Vec<i64> = got.iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        ids,
+        (start + 1..=start + ids.len() as i64).collect::<Vec<_>>()
+    );
     s.stop().await;
 }
 
-/// The newest revision of loja at or before `upto`.
-fn loja_last(s: &TestServer, upto: i64) -> i64 {
-    s.engine()
-        .events_after(Some("loja"), 0, 100_000)
-        .expect("events")
-        .into_iter()
-        .map(|e| e.seq)
-        .filter(|seq| *seq <= upto)
-        .max()
-        .unwrap_or(0)
+/// A member of loja learns nothing of outro's pace: the ids and `GET …/revision` count
+/// loja's changes only, however much outro writes in between.
+#[tokio::test(flavor = "multi_thread")]
+async fn ids_count_the_projects_own_changes_only() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let loja = s.project_revision("loja");
+    assert_eq!(loja, 5, "two sessions, a question, a story, a task");
+    let mut sse = Sse::open(&s, BIA, None).await;
+    for i in 0..20 {
+        outro_write(&s, &w, &format!("Busy elsewhere {i}?")).await;
+    }
+    let r = s.get(BIA, "/projects/loja/revision").await;
+    assert_eq!(must(&r, 200)["revision"], loja, "outro's writes moved loja");
+    declare(&s, &w, "The next loja change?").await;
+    let tips = sse.tips_until(loja + 1).await;
+    assert_eq!(tips.len(), 1);
+    assert_eq!(tips[0].0, loja + 1);
+    let r = s.get(BIA, "/projects/loja/revision").await;
+    assert_eq!(must(&r, 200)["revision"], loja + 1);
+    // outro counts from 1 too, on its own.
+    let r = s.get(CAIO, "/projects/outro/revision").await;
+    assert_eq!(must(&r, 200)["revision"], 22);
+    drop(sse);
+    s.stop().await;
+}
+
+/// A Last-Event-ID this server never sent for the project (beyond its revision) is a
+/// 422, not a stream that stays silent forever; the revision itself resumes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_last_event_id_beyond_the_project_is_refused() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    for i in 0..10 {
+        outro_write(&s, &w, &format!("Outro {i}?")).await;
+    }
+    let loja = s.project_revision("loja");
+    // outro's revision is a number loja never reached: refused in loja.
+    for beyond in [loja + 1, s.project_revision("outro"), 99_999] {
+        let r = s
+            .client
+            .get(s.url("/projects/loja/events"))
+            .bearer_auth(s.token(ANA))
+            .header("last-event-id", beyond.to_string())
+            .send()
+            .await
+            .expect("events");
+        let r = reply(r).await;
+        assert_eq!(must(&r, 422)["code"], "invalid_last_event_id", "{beyond}");
+        assert!(
+            r.body["message"].as_str().unwrap().contains("beyond"),
+            "{r:?}"
+        );
+    }
+    let mut sse = Sse::open(&s, ANA, Some(loja)).await;
+    declare(&s, &w, "Resumed at the edge?").await;
+    assert_eq!(sse.tips_until(loja + 1).await[0].0, loja + 1);
+    drop(sse);
+    s.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -211,7 +266,7 @@ async fn a_resume_from_the_beginning_replays_the_whole_project() {
     let s = TestServer::start().await;
     let w = seed(&s).await;
     let mut sse = Sse::open(&s, CRIATIVO, Some(0)).await;
-    let tips = sse.tips_until(loja_last(&s, s.revision())).await;
+    let tips = sse.tips_until(s.project_revision("loja")).await;
     let types: Vec<&str> = tips
         .iter()
         .map(|(_, d)| d["type"].as_str().unwrap())
@@ -226,15 +281,8 @@ async fn a_resume_from_the_beginning_replays_the_whole_project() {
             "task.created"
         ]
     );
-    let outro: Vec<i64> = s
-        .engine()
-        .events_after(Some("outro"), 0, 1000)
-        .unwrap()
-        .iter()
-        .map(|e| e.seq)
-        .collect();
-    assert!(!outro.is_empty());
-    assert!(tips.iter().all(|(id, _)| !outro.contains(id)));
+    let ids: Vec<i64> = tips.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, [1, 2, 3, 4, 5]);
     assert!(!w.question.is_empty());
     drop(sse);
     s.stop().await;
@@ -267,7 +315,7 @@ async fn the_server_stops_cleanly_with_streams_open() {
         streams.push(Sse::open(&s, user, None).await);
     }
     declare(&s, &w, "Seen by all?").await;
-    let rev = s.revision();
+    let rev = s.project_revision("loja");
     for sse in &mut streams {
         sse.tips_until(rev).await;
     }

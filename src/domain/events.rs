@@ -245,8 +245,12 @@ impl Event {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredEvent {
-    /// The log position, also the revision the event stream announces.
+    /// The position in the whole log: internal (ordering, the store's own bookkeeping),
+    /// never shown to a client, since it counts every project's changes.
     pub seq: i64,
+    /// The position within its project (1, 2, 3…, no gap): the revision that project's
+    /// event stream announces and `Last-Event-ID` names.
+    pub project_seq: i64,
     pub event_id: String,
     pub project_id: String,
     pub actor: String,

@@ -78,10 +78,11 @@ pub struct ParkedTask {
 
 /// Reads, all consistent with one snapshot of the log.
 pub trait StoreView {
-    /// The position of the newest event (0 for an empty log).
+    /// The log position of the newest event (0 for an empty log). Internal: it counts
+    /// every project's changes, so no client of one project is ever shown it.
     fn revision(&self) -> Result<i64, OqError>;
-    /// The position of the newest event of one project (0 when it has none): what a client
-    /// of that project may learn without hearing about the others.
+    /// The `project_seq` of the project's newest event (0 when it has none): how many
+    /// changes the project has had, what its clients see as its revision.
     fn project_revision(&self, project_id: &str) -> Result<i64, OqError>;
     fn projects(&self) -> Result<Vec<String>, OqError>;
     fn session(&self, session_id: &str) -> Result<Option<Session>, OqError>;
@@ -104,11 +105,13 @@ pub trait StoreView {
     fn parked_on(&self, question_id: &str) -> Result<Vec<String>, OqError>;
     /// Answered questions whose `afeta` names the task or the story.
     fn decisions_linked(&self, task_id: &str, story_id: &str) -> Result<Vec<Decisao>, OqError>;
-    /// Events after `seq`, oldest first, at most `limit`, optionally of one project.
+    /// Events after `after`, oldest first, at most `limit`. For one project `after` is a
+    /// `project_seq` (its own numbering, what its event stream sends); for the whole log
+    /// (`None`) it is a `seq`.
     fn events_after(
         &self,
         project_id: Option<&str>,
-        seq: i64,
+        after: i64,
         limit: usize,
     ) -> Result<Vec<StoredEvent>, OqError>;
 }

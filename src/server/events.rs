@@ -2,6 +2,11 @@
 //! change of the project, `id:` the revision, so `Last-Event-ID` resumes exactly after the
 //! last event a client saw — no gap, no duplicate — because the log's order is the stream's.
 //!
+//! The revision is the project's own sequence (`project_seq`: 1, 2, 3…), never the log's
+//! position: a member of one project learns nothing of when or how much another writes.
+//! A `Last-Event-ID` beyond the project's revision was never sent by this server (another
+//! server, a store restored from backup): it is refused rather than left silent forever.
+//!
 //! Subscribers do not poll: each waits on the server's one change notifier, then reads what
 //! is new for its project from the log. [`poll_store`] is the notifier's second source: it
 //! looks at the store's revision periodically, so writes by other processes show up too.
@@ -53,10 +58,18 @@ pub async fn stream(
                 })?,
         ),
     };
+    let project = who.project.clone();
+    let now = st.read(move |e| e.project_revision(Some(&project))).await?;
     // Without Last-Event-ID a subscriber starts at "now": only changes after it connected.
     let start = match resume {
+        Some(r) if r > now => {
+            return Err(ApiError::from(OqError::invalid(
+                "invalid_last_event_id",
+                format!("Last-Event-ID {r} is beyond this project's revision {now}"),
+            )));
+        }
         Some(r) => r,
-        None => st.read(|e| e.revision()).await?,
+        None => now,
     };
     let heartbeat = st.options().heartbeat;
     let sub = Subscriber {
@@ -78,7 +91,7 @@ pub async fn stream(
 struct Subscriber {
     state: AppState,
     project: String,
-    /// The revision of the last event sent (or the starting point).
+    /// The project revision of the last event sent (or the starting point).
     last: i64,
     pending: VecDeque<SseEvent>,
     changes: watch::Receiver<u64>,
@@ -123,13 +136,13 @@ impl Subscriber {
                 continue;
             }
             for e in batch {
-                self.last = e.seq;
+                self.last = e.project_seq;
                 let tip = Tip {
                     kind: e.event.type_name().to_string(),
-                    revision: e.seq,
+                    revision: e.project_seq,
                 };
                 let ev = SseEvent::default()
-                    .id(e.seq.to_string())
+                    .id(e.project_seq.to_string())
                     .json_data(&tip)
                     .ok()?;
                 self.pending.push_back(ev);

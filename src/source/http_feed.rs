@@ -56,7 +56,20 @@ async fn follow(client: Client, url: String, token: String, tx: watch::Sender<Op
             // Resume after the last revision seen: the server replays what came since.
             req = req.header("Last-Event-ID", id.to_string());
         }
-        if let Ok(resp) = req.send().await
+        let resp = req.send().await;
+        if let Ok(r) = &resp
+            && r.status() == reqwest::StatusCode::UNPROCESSABLE_ENTITY
+            && last_id.take().is_some()
+        {
+            // The server never sent that revision (it restarted on another store, or the
+            // store was restored): start again from its "now"; meanwhile the caller polls
+            // `GET …/revision`, sees it move, and refetches.
+            if tx.send(None).is_err() {
+                return;
+            }
+            continue;
+        }
+        if let Ok(resp) = resp
             && resp.status().is_success()
         {
             backoff = BACKOFF_START;

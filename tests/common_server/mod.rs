@@ -180,8 +180,16 @@ impl TestServer {
         )
     }
 
+    /// The whole store's log position: "nothing changed anywhere" when it stays put.
     pub fn revision(&self) -> i64 {
         self.engine().revision().expect("revision")
+    }
+
+    /// The project's own revision (its `project_seq`): what its event stream counts.
+    pub fn project_revision(&self, project: &str) -> i64 {
+        self.engine()
+            .project_revision(Some(project))
+            .expect("revision")
     }
 
     /// `user`: Some(id) sends that user's token, None sends none; `Auth::Raw` sends a given header.

@@ -187,7 +187,8 @@ impl<S: Store> Engine<S> {
         self.store.read(|v| v.revision())
     }
 
-    /// The newest event of one project; `None` scope means the whole store.
+    /// The newest event of one project in its own numbering (`project_seq`); `None` scope
+    /// means the whole store (the log position).
     pub fn project_revision(&self, project_id: Option<&str>) -> Result<i64, OqError> {
         self.store.read(|v| match project_id {
             Some(p) => v.project_revision(p),
@@ -195,13 +196,16 @@ impl<S: Store> Engine<S> {
         })
     }
 
+    /// See [`StoreView::events_after`]: `after` is a `project_seq` for one project, a
+    /// `seq` for the whole log.
     pub fn events_after(
         &self,
         project_id: Option<&str>,
-        seq: i64,
+        after: i64,
         limit: usize,
     ) -> Result<Vec<StoredEvent>, OqError> {
-        self.store.read(|v| v.events_after(project_id, seq, limit))
+        self.store
+            .read(|v| v.events_after(project_id, after, limit))
     }
 }
 

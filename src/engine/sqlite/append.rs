@@ -46,9 +46,33 @@ pub(super) fn append_events(
     result.map(|()| stored)
 }
 
-/// Rows per INSERT statement: 10 parameters each, far below SQLite's parameter limit.
+/// Rows per INSERT statement: 11 parameters each, far below SQLite's parameter limit.
 const ROWS_PER_INSERT: usize = 64;
-const EVENT_COLUMNS: usize = 10;
+const EVENT_COLUMNS: usize = 11;
+
+/// Each event's position within its project: the project's newest, plus one, counted on
+/// through the batch. Read inside the caller's write transaction, so no other writer can
+/// take the same numbers (the unique index on `(project_id, project_seq)` would refuse it).
+fn project_positions(conn: &Connection, new_events: &[NewEvent]) -> Result<Vec<i64>, OqError> {
+    let mut newest = conn
+        .prepare_cached("SELECT coalesce(max(project_seq), 0) FROM events WHERE project_id = ?1")?;
+    // A decision's events almost always share one project: a short list beats a map.
+    let mut next: Vec<(&str, i64)> = Vec::with_capacity(1);
+    let mut out = Vec::with_capacity(new_events.len());
+    for ne in new_events {
+        let slot = match next.iter().position(|(p, _)| *p == ne.project_id) {
+            Some(i) => i,
+            None => {
+                let top: i64 = newest.query_row([&ne.project_id], |r| r.get(0))?;
+                next.push((&ne.project_id, top));
+                next.len() - 1
+            }
+        };
+        next[slot].1 += 1;
+        out.push(next[slot].1);
+    }
+    Ok(out)
+}
 
 /// One INSERT for `new_events` (at most [`ROWS_PER_INSERT`]).
 fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError> {
@@ -61,11 +85,12 @@ fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<Store
         // OR ROLLBACK, like the schema's guards: nothing an insert fires can abort it
         // half-way, so SQLite keeps no statement journal; a refusal ends the whole
         // transaction instead, and the writer fails the whole batch.
-        "INSERT OR ROLLBACK INTO events (event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload)
+        "INSERT OR ROLLBACK INTO events (event_id, type, project_id, project_seq, session_id, question_id, task_id, story_id, actor, at, payload)
          VALUES {}",
         vec![tuple.as_str(); n].join(", ")
     );
     let mut insert = conn.prepare_cached(&sql)?;
+    let positions = project_positions(conn, &new_events)?;
     let at = now_ms();
     let mut rows = Vec::with_capacity(n);
     for ne in &new_events {
@@ -86,13 +111,14 @@ fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<Store
             )
         })
         .collect();
-    for ((ne, (event_id, payload)), (kind, session, question, task, story)) in
-        new_events.iter().zip(&rows).zip(&columns)
+    for (((ne, (event_id, payload)), (kind, session, question, task, story)), position) in
+        new_events.iter().zip(&rows).zip(&columns).zip(&positions)
     {
         params.extend_from_slice(&[
             event_id as &dyn rusqlite::ToSql,
             kind,
             &ne.project_id,
+            position,
             session,
             question,
             task,
@@ -112,9 +138,11 @@ fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<Store
     Ok(new_events
         .into_iter()
         .zip(rows)
+        .zip(positions)
         .enumerate()
-        .map(|(i, (ne, (event_id, _)))| StoredEvent {
+        .map(|(i, ((ne, (event_id, _)), project_seq))| StoredEvent {
             seq: first + i as i64,
+            project_seq,
             event_id,
             project_id: ne.project_id,
             actor: ne.actor,

@@ -18,6 +18,7 @@ pub const MIGRATIONS: &[&str] = &[
     V3_PROJECT_REVISION,
     V4_CLOSED_QUESTIONS,
     V5_LEAN_LOG,
+    V6_PROJECT_SEQUENCE,
 ];
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -294,4 +295,25 @@ WHEN NEW.type IN ('open_question.answered', 'open_question.closed')
 BEGIN
     DELETE FROM open_questions WHERE question_id = NEW.question_id;
 END;
+"#;
+
+/// Version 6: each event's position within its project (`project_seq`: 1, 2, 3… per
+/// project, no gap), so what a project's clients see — the event stream's ids, `GET
+/// …/revision` — counts that project's own changes and says nothing of the others'.
+///
+/// The writer numbers each append (the newest `project_seq` of the project, plus one)
+/// inside the write transaction; the unique index is the last line if anything raced.
+/// It replaces `(project_id, seq)`: within a project both orders are the same, so every
+/// per-project read walks it. Existing rows are numbered in log order; the append-only
+/// trigger steps aside for that one UPDATE, inside the migration's transaction.
+pub const V6_PROJECT_SEQUENCE: &str = r#"
+ALTER TABLE events ADD COLUMN project_seq INTEGER NOT NULL DEFAULT 0;
+DROP TRIGGER events_refuse_update;
+UPDATE events SET project_seq = numbered.n
+  FROM (SELECT seq, row_number() OVER (PARTITION BY project_id ORDER BY seq) AS n FROM events) AS numbered
+ WHERE events.seq = numbered.seq;
+CREATE TRIGGER events_refuse_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'oq: the event log is append-only; UPDATE is refused'); END;
+DROP INDEX events_by_project_seq;
+CREATE UNIQUE INDEX events_project_seq ON events(project_id, project_seq);
 "#;

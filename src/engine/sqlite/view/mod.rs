@@ -90,7 +90,9 @@ impl StoreView for SqliteView<'_> {
     fn project_revision(&self, project_id: &str) -> Result<i64, OqError> {
         Ok(self
             .conn
-            .prepare_cached("SELECT coalesce(max(seq), 0) FROM events WHERE project_id = ?1")?
+            .prepare_cached(
+                "SELECT coalesce(max(project_seq), 0) FROM events WHERE project_id = ?1",
+            )?
             .query_row([project_id], |r| r.get(0))?)
     }
 
@@ -389,32 +391,40 @@ impl StoreView for SqliteView<'_> {
     fn events_after(
         &self,
         project_id: Option<&str>,
-        seq: i64,
+        after: i64,
         limit: usize,
     ) -> Result<Vec<StoredEvent>, OqError> {
         let limit = limit as i64;
-        let mut stmt = self.conn.prepare_cached(&scope(
-            "SELECT seq, event_id, project_id, actor, at, payload FROM events
-              WHERE seq > :after {scope} ORDER BY seq LIMIT :limit",
-            "project_id",
-            project_id,
-        ))?;
-        let params = bind(vec![(":after", &seq), (":limit", &limit)], &project_id);
+        // One project is walked in its own numbering, the whole log in the log's.
+        let sql = match project_id {
+            Some(_) => {
+                "SELECT seq, project_seq, event_id, project_id, actor, at, payload FROM events
+                  WHERE project_id = :project AND project_seq > :after
+                  ORDER BY project_seq LIMIT :limit"
+            }
+            None => {
+                "SELECT seq, project_seq, event_id, project_id, actor, at, payload FROM events
+                  WHERE seq > :after ORDER BY seq LIMIT :limit"
+            }
+        };
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let params = bind(vec![(":after", &after), (":limit", &limit)], &project_id);
         let rows = stmt.query_map(&*params, |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
+                (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?),
                 r.get::<_, String>(2)?,
                 r.get::<_, String>(3)?,
-                r.get::<_, i64>(4)?,
-                r.get::<_, String>(5)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+                r.get::<_, String>(6)?,
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (seq, event_id, project_id, actor, at, payload) = row?;
+            let ((seq, project_seq), event_id, project_id, actor, at, payload) = row?;
             out.push(StoredEvent {
                 seq,
+                project_seq,
                 event_id,
                 project_id,
                 actor,
