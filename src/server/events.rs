@@ -64,7 +64,7 @@ pub async fn stream(
     let start = match resume {
         Some(r) if r > now => {
             return Err(ApiError::from(OqError::invalid(
-                "invalid_last_event_id",
+                ErrorCode::InvalidLastEventId,
                 format!("Last-Event-ID {r} is beyond this project's revision {now}"),
             )));
         }
