@@ -907,6 +907,7 @@ fn answer_events(p: Pending, rng: &mut Rng) -> [NewEvent; 2] {
                 respondida_por: p.author.clone(),
                 answers: Vec::new(),
                 idempotency_key: None,
+                decision_source: Some(oq::domain::DecisionSource::for_answer(accepted)),
             },
         },
         NewEvent {

@@ -7,7 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Actor, Afeta, ErrorCode, OqError, Question, Session, Story, Task, Verdict};
+use crate::domain::{
+    Actor, Afeta, DecisionSource, ErrorCode, OqError, Question, Session, Story, Task, Verdict,
+};
 use crate::engine::ParkedTask;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +63,10 @@ pub struct AnswerItem {
     /// For a question with options: the choices, one array per part.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<Vec<String>>,
+    /// Who or what decided (`person`, `suggestion`, `auto_delegate`, `delegate`,
+    /// `upstream`). Absent from an older server: read as its `aceitouSugestao` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_source: Option<DecisionSource>,
 }
 
 /// How a question left the queue without an answer.
@@ -71,6 +77,9 @@ pub struct ClosedItem {
     pub reason: String,
     pub by: String,
     pub closed_at: i64,
+    /// How it was settled (`dismissed`, `upstream`, `vanished`, `withdrawn`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_source: Option<DecisionSource>,
 }
 
 impl QuestionItem {
@@ -95,6 +104,7 @@ impl QuestionItem {
                 respondida_por: a.respondida_por.clone(),
                 answered_at: a.answered_at,
                 answers: a.choices.clone(),
+                decision_source: Some(a.decision_source),
             }),
             prompts: q.prompts.clone(),
             upstream: q.upstream.clone(),
@@ -102,6 +112,7 @@ impl QuestionItem {
                 reason: c.reason.as_str().into(),
                 by: c.by.clone(),
                 closed_at: c.at,
+                decision_source: Some(c.decision_source),
             }),
             orphaned: q.orphaned,
             can_answer,

@@ -171,7 +171,8 @@ fn ask_prints_the_id_and_json_has_the_documented_shapes() {
             "aceitouSugestao",
             "decisionEventId",
             "respondidaPor",
-            "answeredAt"
+            "answeredAt",
+            "decisionSource"
         ])
     );
     assert_eq!(

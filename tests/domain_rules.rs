@@ -101,6 +101,7 @@ fn question(sugestao: Option<&str>, answered: bool) -> Question {
             answered_at: 1,
             choices: Vec::new(),
             idempotency_key: None,
+            decision_source: oq::domain::DecisionSource::Person,
         }),
         prompts: Vec::new(),
         upstream: None,
@@ -620,6 +621,7 @@ fn events_use_the_adr_field_names() {
         respondida_por: "alice".into(),
         answers: Vec::new(),
         idempotency_key: None,
+        decision_source: Some(oq::domain::DecisionSource::Suggestion),
     };
     let v = serde_json::to_value(&answered).unwrap();
     assert_eq!(
@@ -630,12 +632,21 @@ fn events_use_the_adr_field_names() {
             "resposta",
             "aceitouSugestao",
             "decisionEventId",
-            "respondidaPor"
+            "respondidaPor",
+            "decisionSource"
         ])
     );
     assert_eq!(v["type"], "open_question.answered");
     assert_eq!(v["aceitouSugestao"], true);
-    assert_eq!(serde_json::from_value::<Event>(v).unwrap(), answered);
+    assert_eq!(v["decisionSource"], "suggestion");
+    assert_eq!(serde_json::from_value::<Event>(v.clone()).unwrap(), answered);
+    // An answer written before `decisionSource` existed says how it was decided through
+    // `aceitouSugestao` alone.
+    let mut old = v;
+    old.as_object_mut().unwrap().remove("decisionSource");
+    let old = serde_json::from_value::<Event>(old).unwrap();
+    let answer = oq::domain::Answer::from_event(old, 1).unwrap();
+    assert_eq!(answer.decision_source, oq::domain::DecisionSource::Suggestion);
 
     let record = Event::DecisionRecord {
         decision_event_id: "d-1".into(),

@@ -145,6 +145,7 @@ fn declare_list_answer_list_and_the_decision_record() {
         respondida_por: "alice".into(),
         answers: Vec::new(),
         idempotency_key: None,
+        decision_source: Some(oq::domain::DecisionSource::Person),
     };
     assert!(events.contains(&answered));
     // Accepting the suggestion records it as the answer.
@@ -159,8 +160,8 @@ fn declare_list_answer_list_and_the_decision_record() {
         .unwrap();
     let acc = acc.answer.unwrap();
     assert_eq!(
-        (acc.resposta.as_str(), acc.aceitou_sugestao),
-        ("the suggestion", true)
+        (acc.resposta.as_str(), acc.aceitou_sugestao, acc.decision_source),
+        ("the suggestion", true, oq::domain::DecisionSource::Suggestion)
     );
 }
 
@@ -585,6 +586,7 @@ fn a_version_1_store_is_migrated_and_lists_correctly() {
             respondida_por: "carol".into(),
             answers: Vec::new(),
             idempotency_key: None,
+            decision_source: None,
         };
         let (qa, qb, qc) = (
             v1_question("q-a", "1?"),
@@ -722,6 +724,7 @@ fn answered_event(question_id: &str, decision: &str) -> NewEvent {
             respondida_por: "alice".into(),
             answers: Vec::new(),
             idempotency_key: None,
+            decision_source: None,
         },
     }
 }

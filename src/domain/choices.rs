@@ -75,6 +75,8 @@ pub struct Closure {
     pub reason: ClosedReason,
     pub by: String,
     pub at: i64,
+    /// How it was settled (dismissed, upstream, vanished, withdrawn…).
+    pub decision_source: super::DecisionSource,
 }
 
 /// Checks `answers` against `prompts`: one array per part; each part answered; a single

@@ -9,6 +9,7 @@ use super::choices::{ClosedReason, Prompt, Upstream};
 use super::gate::Verdict;
 use super::question::Afeta;
 use super::readiness::ReadinessGate;
+use super::settlement::DecisionSource;
 use super::work::{SessionKind, WorkState};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,6 +96,14 @@ pub enum Event {
             skip_serializing_if = "Option::is_none"
         )]
         idempotency_key: Option<String>,
+        /// How it was decided; absent in events written before the field existed (then
+        /// [`DecisionSource::for_answer`] of `aceitouSugestao`).
+        #[serde(
+            default,
+            rename = "decisionSource",
+            skip_serializing_if = "Option::is_none"
+        )]
+        decision_source: Option<DecisionSource>,
     },
     /// The question left the queue without an answer: dismissed by its author, or
     /// settled upstream. Like an answer, it happens at most once.
@@ -103,6 +112,10 @@ pub enum Event {
         question_id: String,
         reason: ClosedReason,
         by: String,
+        /// How it was settled; absent in events written before the field existed (then
+        /// [`DecisionSource::for_closure`] of `reason`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decision_source: Option<DecisionSource>,
     },
     /// Upstream's session was aborted with the question pending (it stays listed there).
     #[serde(rename = "open_question.orphaned", rename_all = "camelCase")]

@@ -12,6 +12,7 @@ pub mod events;
 pub mod gate;
 pub mod question;
 pub mod readiness;
+pub mod settlement;
 pub mod text;
 pub mod work;
 
@@ -20,6 +21,7 @@ pub use error::{ErrorCode, OqError};
 pub use events::{Event, StoredEvent};
 pub use gate::{Gate, GateState, Verdict};
 pub use question::{Afeta, Answer, AnswerInput, DeclareInput, Question};
+pub use settlement::DecisionSource;
 pub use work::{Session, SessionKind, Story, Task, WorkState};
 
 /// ADR 0214 §2's one central instruction, as a literal so doors can `concat!` it into

@@ -114,6 +114,8 @@ pub struct Answer {
     pub choices: Vec<Vec<String>>,
     /// The key the answering client sent, if any (see `Engine::answer_once`).
     pub idempotency_key: Option<String>,
+    /// Who or what decided: the person, their acceptance of the suggestion, a timer…
+    pub decision_source: super::DecisionSource,
 }
 
 impl Answer {
@@ -127,8 +129,11 @@ impl Answer {
                 respondida_por,
                 answers,
                 idempotency_key,
+                decision_source,
                 ..
             } => Some(Answer {
+                decision_source: decision_source
+                    .unwrap_or(super::DecisionSource::for_answer(aceitou_sugestao)),
                 resposta,
                 aceitou_sugestao,
                 decision_event_id,

@@ -75,6 +75,7 @@ pub fn answered(
         respondida_por: by.into(),
         answered_at: NOW - age_min * MIN,
         answers: vec![],
+        decision_source: Some(oq::domain::DecisionSource::for_answer(accepted)),
     });
     q
 }

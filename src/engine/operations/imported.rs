@@ -4,7 +4,7 @@
 use super::{Engine, new_event, question_in};
 use crate::domain::choices::ClosedReason;
 use crate::domain::question::check_author_and_open;
-use crate::domain::{Actor, ErrorCode, Event, OqError, Question};
+use crate::domain::{Actor, DecisionSource, ErrorCode, Event, OqError, Question};
 use crate::engine::store::Store;
 
 impl<S: Store> Engine<S> {
@@ -48,6 +48,7 @@ impl<S: Store> Engine<S> {
                     question_id: question_id.into(),
                     reason,
                     by: actor.id().into(),
+                    decision_source: Some(DecisionSource::for_closure(reason)),
                 };
                 Ok((vec![new_event(&project, actor, event)], project))
             })?

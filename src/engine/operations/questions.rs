@@ -7,7 +7,8 @@ use crate::domain::question::{check_declarer, decide_answer};
 use crate::domain::readiness::{ReadinessGate, readiness_notice};
 use crate::domain::text::check_id;
 use crate::domain::{
-    Actor, Answer, AnswerInput, DeclareInput, ErrorCode, Event, OqError, Question, StoredEvent,
+    Actor, Answer, AnswerInput, DecisionSource, DeclareInput, ErrorCode, Event, OqError, Question,
+    StoredEvent,
 };
 use crate::engine::ids;
 use crate::engine::store::{NewEvent, QuestionQuery, StatusFilter, Store, StoreView};
@@ -276,6 +277,7 @@ fn answer_decision(
                     respondida_por: actor.id().into(),
                     answers: decided.choices.clone(),
                     idempotency_key: idempotency_key.map(str::to_string),
+                    decision_source: Some(DecisionSource::for_answer(decided.aceitou_sugestao)),
                 },
             ),
             new_event(

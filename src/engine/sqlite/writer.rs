@@ -358,6 +358,7 @@ mod tests {
                 respondida_por: "alice".into(),
                 answers: Vec::new(),
                 idempotency_key: None,
+                decision_source: None,
             },
         }
     }

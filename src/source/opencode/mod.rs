@@ -27,6 +27,7 @@ use super::{Identity, Source};
 
 mod follow;
 
+use crate::domain::DecisionSource;
 use crate::domain::choices::{ClosedReason, Closure};
 use crate::domain::question::decide_answer;
 use crate::domain::readiness::ReadinessGate;
@@ -195,6 +196,7 @@ impl Source for OpencodeSource {
                     answered_at: at,
                     choices: decided.choices,
                     idempotency_key: None,
+                    decision_source: DecisionSource::Person,
                 });
                 let item = QuestionItem::from_question(&q, &Actor::person(&self.person));
                 self.record(item.clone());
@@ -223,6 +225,7 @@ impl Source for OpencodeSource {
                     reason: ClosedReason::Rejected,
                     by: self.person.clone(),
                     at: now_ms(),
+                    decision_source: DecisionSource::Dismissed,
                 });
                 let item = QuestionItem::from_question(&q, &Actor::person(&self.person));
                 self.record(item.clone());

@@ -5,7 +5,7 @@ use rusqlite::Row;
 
 use crate::domain::choices::Closure;
 use crate::domain::work::Session;
-use crate::domain::{Answer, Event, OqError, Question};
+use crate::domain::{Answer, DecisionSource, Event, OqError, Question};
 
 /// The columns that make a [`Question`]: the declaration, its session's author, and the
 /// settlement (answer or closure) when there is one. `d` is the declaration event.
@@ -75,7 +75,17 @@ pub(super) fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Questi
         let closure = match closure {
             None => None,
             Some((p, at)) => match parse_event(&p)? {
-                Event::QuestionClosed { reason, by, .. } => Some(Closure { reason, by, at }),
+                Event::QuestionClosed {
+                    reason,
+                    by,
+                    decision_source,
+                    ..
+                } => Some(Closure {
+                    reason,
+                    by,
+                    at,
+                    decision_source: decision_source.unwrap_or(DecisionSource::for_closure(reason)),
+                }),
                 _ => {
                     return Err(OqError::Internal(format!(
                         "closure of {question_id} is not a closure"
