@@ -639,14 +639,20 @@ fn events_use_the_adr_field_names() {
     assert_eq!(v["type"], "open_question.answered");
     assert_eq!(v["aceitouSugestao"], true);
     assert_eq!(v["decisionSource"], "suggestion");
-    assert_eq!(serde_json::from_value::<Event>(v.clone()).unwrap(), answered);
+    assert_eq!(
+        serde_json::from_value::<Event>(v.clone()).unwrap(),
+        answered
+    );
     // An answer written before `decisionSource` existed says how it was decided through
     // `aceitouSugestao` alone.
     let mut old = v;
     old.as_object_mut().unwrap().remove("decisionSource");
     let old = serde_json::from_value::<Event>(old).unwrap();
     let answer = oq::domain::Answer::from_event(old, 1).unwrap();
-    assert_eq!(answer.decision_source, oq::domain::DecisionSource::Suggestion);
+    assert_eq!(
+        answer.decision_source,
+        oq::domain::DecisionSource::Suggestion
+    );
 
     let record = Event::DecisionRecord {
         decision_event_id: "d-1".into(),

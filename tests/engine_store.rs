@@ -160,8 +160,16 @@ fn declare_list_answer_list_and_the_decision_record() {
         .unwrap();
     let acc = acc.answer.unwrap();
     assert_eq!(
-        (acc.resposta.as_str(), acc.aceitou_sugestao, acc.decision_source),
-        ("the suggestion", true, oq::domain::DecisionSource::Suggestion)
+        (
+            acc.resposta.as_str(),
+            acc.aceitou_sugestao,
+            acc.decision_source
+        ),
+        (
+            "the suggestion",
+            true,
+            oq::domain::DecisionSource::Suggestion
+        )
     );
 }
 
