@@ -176,6 +176,18 @@ fn setup(
     window: u64,
     timing: UpstreamTiming,
 ) -> (BridgeServer, Upstream) {
+    let requests = pending.iter().map(|id| request(id)).collect();
+    setup_with(requests, None, auto, window, timing)
+}
+
+/// [`setup`] with these pending requests, on `data_dir` when given.
+fn setup_with(
+    requests: Vec<Value>,
+    data_dir: Option<&std::path::Path>,
+    auto: bool,
+    window: u64,
+    timing: UpstreamTiming,
+) -> (BridgeServer, Upstream) {
     // A placeholder runtime for the upstream first, so the bridge gets its URL.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -183,7 +195,7 @@ fn setup(
         .build()
         .unwrap();
     let script: Shared = Arc::new(Mutex::new(Script {
-        pending: pending.iter().map(|id| request(id)).collect(),
+        pending: requests,
         ..Script::default()
     }));
     let up = start_upstream(&rt, script, 0);
@@ -196,7 +208,7 @@ fn setup(
             window_seconds: window,
             timing,
         },
-        None,
+        data_dir,
     );
     // Keep the upstream's runtime alive with the test.
     std::mem::forget(rt);
@@ -232,6 +244,59 @@ fn wait_closed(s: &BridgeServer, id: &str) -> Value {
         Some(s.question(id)).filter(|q| q["status"] == "closed")
     })
     .unwrap_or_else(|| panic!("{id} never closed"))
+}
+
+/// A session with a bridge id that someone else made (in a store written before the
+/// server kept `oc-` ids for the bridge, or by the local CLI on the server's store) is
+/// not the bridge's: its requests are not imported under that author, in that project or
+/// another, while the other sessions' requests are.
+#[test]
+fn a_bridge_session_someone_else_made_gets_no_question() {
+    use oq::domain::{Actor, SessionKind};
+    let data = tempfile::tempdir().unwrap();
+    {
+        let e = oq::engine::LocalEngine::new(
+            oq::engine::SqliteStore::open_in(data.path()).unwrap(),
+            oq::engine::EngineConfig::default(),
+        );
+        let squat = |who: &str, project: &str, session: &str| {
+            e.start_session(
+                &Actor::person(who),
+                project,
+                SessionKind::Conversation,
+                Some(session),
+            )
+            .unwrap();
+        };
+        squat("mallory", bridge_server::PROJECT, "oc-oc-ses_1");
+        squat("caio", "outro", "oc-oc-ses_2");
+    }
+    let in_session = |id: &str, session: &str| {
+        let mut r = request(id);
+        r["sessionID"] = json!(session);
+        r
+    };
+    let requests = vec![
+        request("que_a"),
+        in_session("que_b", "ses_2"),
+        in_session("que_c", "ses_3"),
+    ];
+    let (s, up) = setup_with(requests, Some(data.path()), false, 30, fast());
+    wait_open(&s, "que_c");
+    assert_eq!(s.question("que_c")["sessionAuthor"], "ana");
+    let open = open_ids(&s);
+    assert!(!open.contains(&"que_a".to_string()), "{open:?}");
+    assert!(!open.contains(&"que_b".to_string()), "{open:?}");
+    let (st, outro) = s.call(
+        &s.caio,
+        Method::GET,
+        "/projects/outro/open-questions?status=all",
+        None,
+    );
+    assert_eq!(st, 200);
+    assert_eq!(outro["total"], 0, "{outro}");
+    assert_eq!(posts(&up.script), 0);
+    s.stop();
 }
 
 #[test]

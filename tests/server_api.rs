@@ -381,7 +381,7 @@ async fn sessions_and_readiness() {
         )
         .await;
     let session = must(&r, 201);
-    assert_eq!(session["sessionId"], "bia-exec");
+    assert_eq!(session["sessionId"], "loja.bia-exec");
     assert_eq!(session["kind"], "execution");
     assert_eq!(session["author"], BIA);
     let r = s

@@ -106,6 +106,10 @@ error_codes! {
     RemoteError => "remote_error",
     RoleNotAllowed => "role_not_allowed",
     SessionExists => "session_exists",
+    /// A client named a session outside its own project's namespace (`<projectId>.<name>`).
+    SessionIdOutsideProject => "session_id_outside_project",
+    /// A client named a session in a namespace only the server uses (the bridge's `oc-`).
+    SessionIdReserved => "session_id_reserved",
     SessionRequired => "session_required",
     StoreBusy => "store_busy",
     StoreTooNew => "store_too_new",

@@ -63,8 +63,9 @@ pub fn decision_id() -> String {
 pub fn event_id() -> String {
     format!("e-{}", random_suffix(16))
 }
+/// 16 characters of 5 random bits: 80 bits, so nobody guesses another's session.
 pub fn session_id() -> String {
-    format!("s-{}", random_suffix(10))
+    format!("s-{}", random_suffix(16))
 }
 pub fn story_id() -> String {
     format!("st-{}", random_suffix(8))

@@ -90,6 +90,19 @@ impl Upstream {
                         }
                     }
                 }
+                // A session of that id someone else made (a store written before the
+                // server kept `oc-` ids for the bridge) is not ours: import nothing
+                // rather than give its author the upstream's question.
+                match e.read(|v| v.session(&session_c))? {
+                    Some(s) if s.project_id == project && s.author == person => {}
+                    _ => {
+                        tracing::error!(session = %session_c, "bridge session taken by someone else; request not imported");
+                        return Err(OqError::conflict(
+                            ErrorCode::SessionIdReserved,
+                            format!("session {session_c} is not the bridge's"),
+                        ));
+                    }
+                }
                 let q = request_c.to_question(&crate::opencode::Placement {
                     upstream_name: &upstream_name,
                     directory: &directory_c,

@@ -129,11 +129,17 @@ pub fn document() -> Value {
             &[],
             with(
                 project_errors(
-                    &[("403", "an agent (`role_not_allowed`)")]
-                        .iter()
-                        .chain(BODY_ERRORS.iter())
-                        .copied()
-                        .collect::<Vec<_>>(),
+                    &[
+                        ("403", "an agent (`role_not_allowed`)"),
+                        (
+                            "409",
+                            "the project already has a session of that name (`session_exists`)",
+                        ),
+                    ]
+                    .iter()
+                    .chain(BODY_ERRORS.iter())
+                    .copied()
+                    .collect::<Vec<_>>(),
                 ),
                 "201",
                 ok("the session", schema("Session")),
@@ -141,7 +147,7 @@ pub fn document() -> Value {
         ),
         json!({ "type": "object", "additionalProperties": false, "required": ["kind"],
                 "properties": { "kind": { "type": "string", "enum": ["conversation", "execution"] },
-                                "sessionId": { "type": "string", "description": "a readable id; generated when absent" } } }),
+                                "sessionId": { "type": "string", "description": "a name inside this project: `<name>` or `<projectId>.<name>` (no dot in the name, not starting with `oc-`); the server makes an unguessable id when absent" } } }),
     );
 
     let readiness = op(
