@@ -160,8 +160,9 @@ fn throughput(dir: &Path, n: u64, rounds: u64, out: &mut Report) -> Result<()> {
         SessionKind::Conversation,
         Some("s-bench-throughput"),
     )?;
+    let refs = Refs::create(&engine, author)?;
     let session_rows: Vec<RawRow> = engine
-        .events_after(None, 0, 10)?
+        .events_after(None, 0, 1000)?
         .iter()
         .map(RawRow::from)
         .collect();
@@ -183,6 +184,7 @@ fn throughput(dir: &Path, n: u64, rounds: u64, out: &mut Report) -> Result<()> {
             &engine,
             &session.session_id,
             author,
+            &refs,
             iterations,
             &mut rng,
             &mut t,
@@ -328,12 +330,60 @@ fn throughput(dir: &Path, n: u64, rounds: u64, out: &mut Report) -> Result<()> {
 
 const PROJECT_THROUGHPUT: &str = "bench-throughput";
 
+/// Real stories and tasks of the throughput project: the engine refuses an `afeta` that
+/// names one it does not have, so the declarations name these (checking them is part of
+/// what a declaration costs).
+struct Refs {
+    stories: Vec<String>,
+    tasks: Vec<String>,
+}
+
+impl Refs {
+    fn create(engine: &LocalEngine, author: &str) -> Result<Refs> {
+        let execution = engine.start_session(
+            &Actor::person(author),
+            PROJECT_THROUGHPUT,
+            SessionKind::Execution,
+            Some("s-bench-execution"),
+        )?;
+        let po = Actor::agent(Role::Po);
+        let mut refs = Refs {
+            stories: Vec::new(),
+            tasks: Vec::new(),
+        };
+        for i in 0..8 {
+            let story = engine.create_story(&po, PROJECT_THROUGHPUT, &format!("Story {i}"))?;
+            let task = engine.create_task(
+                &po,
+                PROJECT_THROUGHPUT,
+                &story.story_id,
+                &execution.session_id,
+                &format!("Task {i}"),
+            )?;
+            refs.stories.push(story.story_id);
+            refs.tasks.push(task.task_id);
+        }
+        Ok(refs)
+    }
+
+    /// The same shape of `afeta`, naming real ids.
+    fn make_real(&self, afeta: &mut Afeta, rng: &mut Rng) {
+        for s in &mut afeta.historias {
+            *s = self.stories[rng.below(self.stories.len() as u64) as usize].clone();
+        }
+        for t in &mut afeta.tarefas {
+            *t = self.tasks[rng.below(self.tasks.len() as u64) as usize].clone();
+        }
+    }
+}
+
 /// Declares and answers `iterations` questions, timing each operation; returns how many
 /// events that appended.
 fn engine_round(
     engine: &LocalEngine,
     session_id: &str,
     author: &str,
+    refs: &Refs,
     iterations: u64,
     rng: &mut Rng,
     t: &mut Throughput,
@@ -341,7 +391,8 @@ fn engine_round(
     let declarer = Actor::agent(Role::Po);
     let answerer = Actor::person(author);
     for i in 0..iterations {
-        let content = QuestionText::new(rng, i);
+        let mut content = QuestionText::new(rng, i);
+        refs.make_real(&mut content.afeta, rng);
         let input = DeclareInput {
             pergunta: content.pergunta,
             sugestao: Some(content.sugestao),

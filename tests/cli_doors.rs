@@ -81,6 +81,41 @@ const ITEM_KEYS: [&str; 12] = [
 #[test]
 fn ask_prints_the_id_and_json_has_the_documented_shapes() {
     let d = TempDir::new().unwrap();
+    // What a question affects must exist in its project: a story and a task first.
+    let made = |args: &[&str], field: &str| {
+        let out = run(oq(d.path(), "alice").args(args).arg("--json"));
+        assert_eq!(out.code, 0, "{out:?}");
+        out.json()[field].as_str().unwrap().to_string()
+    };
+    made(
+        &["session", "start", "--kind", "execution", "--id", "exec"],
+        "sessionId",
+    );
+    let story = made(&["story", "add", "Shipping"], "storyId");
+    let task = made(
+        &[
+            "task",
+            "add",
+            "Free shipping",
+            "--story",
+            &story,
+            "--session",
+            "exec",
+        ],
+        "taskId",
+    );
+    assert_refusal(
+        &run(oq(d.path(), "alice").args([
+            "ask",
+            "Dangling?",
+            "--agent",
+            "po",
+            "--affects",
+            "task:t-nope",
+        ])),
+        exit::INVALID,
+        "unknown_reference",
+    );
     let id = ask(
         d.path(),
         "alice",
@@ -89,9 +124,9 @@ fn ask_prints_the_id_and_json_has_the_documented_shapes() {
             "--suggest",
             "R$ 200",
             "--affects",
-            "rule:RN-1,story:st-1",
+            &format!("rule:RN-1,story:{story}"),
             "--affects",
-            "task:t-1",
+            &format!("task:{task}"),
         ],
     );
     assert!(
@@ -113,7 +148,7 @@ fn ask_prints_the_id_and_json_has_the_documented_shapes() {
     );
     assert_eq!(
         item["afeta"],
-        serde_json::json!({"regras": ["RN-1"], "historias": ["st-1"], "tarefas": ["t-1"]})
+        serde_json::json!({"regras": ["RN-1"], "historias": [story], "tarefas": [task]})
     );
     assert_eq!(item["sugestao"], "R$ 200");
 

@@ -500,7 +500,12 @@ fn snapshot(conn: &Connection) -> Vec<String> {
 #[test]
 fn the_store_refuses_updates_deletes_and_fake_rows() {
     let (d, e) = setup();
-    let open = ask(&e, "p", "s-alice", "Open?", task_afeta("t-1"));
+    // A rule: links are rows too, and rules need no story or task to exist.
+    let rule = Afeta {
+        regras: vec!["RN-1".into()],
+        ..Afeta::default()
+    };
+    let open = ask(&e, "p", "s-alice", "Open?", rule);
     let done = ask(&e, "p", "s-alice", "Done?", Afeta::default());
     reply(&e, "alice", "p", &done, "x").unwrap();
     let conn = Connection::open(d.path().join(STORE_FILE)).unwrap();

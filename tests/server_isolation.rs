@@ -92,3 +92,137 @@ async fn no_response_reveals_another_projects_session() {
     assert_eq!(must(&r, 409)["code"], "session_exists");
     s.stop().await;
 }
+
+/// `afeta` names stories and tasks of the question's own project only: another
+/// project's task and a dangling id are refused alike (422 `unknown_reference`, naming the
+/// id), and nothing is recorded.
+#[tokio::test(flavor = "multi_thread")]
+async fn references_stay_inside_their_project() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let before = s.revision();
+    for (field, id) in [
+        ("tarefas", w.task.as_str()),
+        ("historias", w.story.as_str()),
+        ("tarefas", "t-nope"),
+        ("historias", "st-nope"),
+    ] {
+        let r = s
+            .post(
+                OUTRO_AGENT,
+                "/projects/outro/open-questions",
+                json!({"pergunta": "Cross?", "sessionId": w.outro_session, "afeta": {field: [id]}}),
+            )
+            .await;
+        assert_eq!(must(&r, 422)["code"], "unknown_reference", "{field} {id}");
+        let message = r.body["message"].as_str().unwrap();
+        assert!(message.contains(id) && message.contains(field), "{message}");
+    }
+    // In loja, the same ids are fine; a dangling one is not.
+    let r = s
+        .post(
+            CRIATIVO,
+            "/projects/loja/open-questions",
+            json!({"pergunta": "Own work?", "sessionId": w.conversation,
+                   "afeta": {"tarefas": [w.task], "historias": [w.story], "regras": ["RN-free"]}}),
+        )
+        .await;
+    must(&r, 201);
+    let r = s
+        .post(
+            QA,
+            &format!("/projects/loja/tasks/{}/qa-verdicts", w.task),
+            json!({"verdict": "needs_user_decision", "pergunta": "Parked on?"}),
+        )
+        .await;
+    must(&r, 200);
+    assert_eq!(
+        s.revision(),
+        before + 1 + 3,
+        "only loja's two writes landed"
+    );
+    s.stop().await;
+}
+
+/// A store written before references were checked may hold a question of another
+/// project naming this project's task: the task's dev-context still reads only its own
+/// project's decisions.
+#[tokio::test(flavor = "multi_thread")]
+async fn dev_context_reads_only_the_projects_own_decisions() {
+    use oq::domain::{Afeta, Event};
+    use oq::engine::{NewEvent, Store};
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let (task, story, outro_session) = (w.task.clone(), w.story.clone(), w.outro_session.clone());
+    let ev = |event: Event| NewEvent {
+        project_id: "outro".into(),
+        actor: CAIO.into(),
+        event,
+    };
+    let events = vec![
+        ev(Event::OpenQuestion {
+            question_id: "q-old-cross".into(),
+            pergunta: OUTRO_SECRET.into(),
+            sugestao: None,
+            afeta: Afeta {
+                tarefas: vec![task],
+                historias: vec![story],
+                ..Afeta::default()
+            },
+            autor: "criativo".into(),
+            session_id: outro_session,
+            source: "oq".into(),
+            prompts: Vec::new(),
+            upstream: None,
+        }),
+        ev(Event::QuestionAnswered {
+            question_id: "q-old-cross".into(),
+            resposta: "SEGREDO-OUTRO answer".into(),
+            aceitou_sugestao: false,
+            decision_event_id: "d-old-cross".into(),
+            respondida_por: CAIO.into(),
+            answers: Vec::new(),
+            idempotency_key: None,
+        }),
+    ];
+    s.engine()
+        .store()
+        .transact(move |_| Ok((events, ())))
+        .unwrap();
+    let r = s
+        .get(
+            DEV_LEAD,
+            &format!("/projects/loja/tasks/{}/dev-context", w.task),
+        )
+        .await;
+    let body = must(&r, 200);
+    assert_eq!(body["decisoes"], json!([]), "{r:?}");
+    assert!(!r.text.contains("SEGREDO-OUTRO"), "{r:?}");
+    // loja's own decision does reach it.
+    let r = s
+        .post(
+            CRIATIVO,
+            "/projects/loja/open-questions",
+            json!({"pergunta": "Own decision?", "sessionId": w.conversation, "afeta": {"tarefas": [w.task]}}),
+        )
+        .await;
+    let q = id_of(&r, "questionId");
+    let r = s
+        .post(
+            ANA,
+            &format!("/projects/loja/open-questions/{q}/answer"),
+            json!({"resposta": "Ours"}),
+        )
+        .await;
+    must(&r, 200);
+    let r = s
+        .get(
+            DEV_LEAD,
+            &format!("/projects/loja/tasks/{}/dev-context", w.task),
+        )
+        .await;
+    let decisoes = must(&r, 200)["decisoes"].as_array().unwrap().clone();
+    assert_eq!(decisoes.len(), 1, "{r:?}");
+    assert_eq!(decisoes[0]["resposta"], "Ours");
+    s.stop().await;
+}

@@ -123,6 +123,8 @@ error_codes! {
     Unhealthy => "unhealthy",
     UnknownDirectory => "unknown_directory",
     UnknownProfile => "unknown_profile",
+    /// `afeta` names a story or task that is not in the question's project.
+    UnknownReference => "unknown_reference",
     UnknownRole => "unknown_role",
     UnknownSource => "unknown_source",
     Unreachable => "unreachable",

@@ -103,8 +103,14 @@ pub trait StoreView {
     ) -> Result<Vec<ParkedTask>, OqError>;
     /// Tasks parked on `question_id` right now.
     fn parked_on(&self, question_id: &str) -> Result<Vec<String>, OqError>;
-    /// Answered questions whose `afeta` names the task or the story.
-    fn decisions_linked(&self, task_id: &str, story_id: &str) -> Result<Vec<Decisao>, OqError>;
+    /// Answered questions of `project_id` whose `afeta` names the task or the story: a
+    /// question of another project never feeds this project's work.
+    fn decisions_linked(
+        &self,
+        project_id: &str,
+        task_id: &str,
+        story_id: &str,
+    ) -> Result<Vec<Decisao>, OqError>;
     /// Events after `after`, oldest first, at most `limit`. For one project `after` is a
     /// `project_seq` (its own numbering, what its event stream sends); for the whole log
     /// (`None`) it is a `seq`.

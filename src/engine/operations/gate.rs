@@ -143,7 +143,7 @@ impl<S: Store> Engine<S> {
     pub fn dev_context(&self, project_id: &str, task_id: &str) -> Result<DevContext, OqError> {
         self.store.read(|v| {
             let task = task_in(v, project_id, task_id)?;
-            let linked = v.decisions_linked(&task.task_id, &task.story_id)?;
+            let linked = v.decisions_linked(&task.project_id, &task.task_id, &task.story_id)?;
             Ok(DevContext {
                 header: DEV_CONTEXT_HEADER.into(),
                 decisoes: select_decisions(linked),

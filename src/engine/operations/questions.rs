@@ -58,6 +58,7 @@ impl<S: Store> Engine<S> {
         self.store.transact(move |view| {
             let (project_id, actor, question_id) = (owned.0.as_str(), &owned.1, &owned.2);
             session_in(view, project_id, &input.session_id)?;
+            check_references(view, project_id, &input.afeta)?;
             if view.question(question_id)?.is_some() {
                 return Err(OqError::conflict(
                     ErrorCode::QuestionExists,
@@ -346,4 +347,32 @@ impl<'a> NewQuestion<'a> {
             upstream: None,
         }
     }
+}
+
+/// Every story and task `afeta` names must be of the question's project: a question of
+/// one project never reaches another's dev-context, and a dangling id is a typo caught
+/// now rather than a decision that reaches nothing. A story or task of another project
+/// is refused exactly like one that does not exist. Rules (`regras`) are free ids.
+fn check_references(
+    view: &dyn StoreView,
+    project_id: &str,
+    afeta: &crate::domain::Afeta,
+) -> Result<(), OqError> {
+    let unknown = |field: &str, noun: &str, id: &str| {
+        OqError::invalid(
+            ErrorCode::UnknownReference,
+            format!("afeta.{field} names {id}, which is not a {noun} of project {project_id}"),
+        )
+    };
+    for id in &afeta.historias {
+        if !view.story(id)?.is_some_and(|s| s.project_id == project_id) {
+            return Err(unknown("historias", "story", id));
+        }
+    }
+    for id in &afeta.tarefas {
+        if !view.task(id)?.is_some_and(|t| t.project_id == project_id) {
+            return Err(unknown("tarefas", "task", id));
+        }
+    }
+    Ok(())
 }

@@ -210,6 +210,10 @@ impl StoreView for SqliteView<'_> {
     fn story(&self, story_id: &str) -> Result<Option<Story>, OqError> {
         let mut story: Option<Story> = None;
         for (project_id, event) in self.events_of("story_id", story_id)? {
+            // Only the creating project's events move it (see `task`).
+            if story.as_ref().is_some_and(|s| s.project_id != project_id) {
+                continue;
+            }
             match event {
                 Event::StoryCreated { story_id, title } => {
                     story = Some(Story {
@@ -269,7 +273,12 @@ impl StoreView for SqliteView<'_> {
                 });
                 continue;
             }
-            if let Some(t) = task.as_mut() {
+            // Every fold reads only the project's own events: an event of another
+            // project naming this id (refused by the engine; only tampering or an old
+            // store holds one) moves nothing here.
+            if let Some(t) = task.as_mut()
+                && t.project_id == project_id
+            {
                 t.apply(&event);
             }
         }
@@ -339,15 +348,24 @@ impl StoreView for SqliteView<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    fn decisions_linked(&self, task_id: &str, story_id: &str) -> Result<Vec<Decisao>, OqError> {
+    fn decisions_linked(
+        &self,
+        project_id: &str,
+        task_id: &str,
+        story_id: &str,
+    ) -> Result<Vec<Decisao>, OqError> {
+        // The links are by id alone; the declaration and the answer must both be of the
+        // task's project (a store written before references were checked may hold a
+        // question of another project that names this task).
         let mut stmt = self.conn.prepare_cached(
             "SELECT DISTINCT d.payload, a.payload, a.at, a.seq FROM question_links l
                JOIN events a ON a.type = 'open_question.answered' AND a.question_id = l.question_id
                JOIN events d ON d.type = 'artifact.open_question' AND d.question_id = l.question_id
-              WHERE (l.kind = 'task' AND l.target = ?1) OR (l.kind = 'story' AND l.target = ?2)
+              WHERE ((l.kind = 'task' AND l.target = ?1) OR (l.kind = 'story' AND l.target = ?2))
+                AND d.project_id = ?3 AND a.project_id = ?3
               ORDER BY a.seq DESC",
         )?;
-        let rows = stmt.query_map([task_id, story_id], |r| {
+        let rows = stmt.query_map([task_id, story_id, project_id], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,
