@@ -183,6 +183,7 @@ async fn dev_context_reads_only_the_projects_own_decisions() {
             respondida_por: CAIO.into(),
             answers: Vec::new(),
             idempotency_key: None,
+            decision_source: Some(oq::domain::DecisionSource::Person),
         }),
     ];
     s.engine()
