@@ -365,12 +365,12 @@ fn check_references(
         )
     };
     for id in &afeta.historias {
-        if !view.story(id)?.is_some_and(|s| s.project_id == project_id) {
+        if view.story(id)?.is_none_or(|s| s.project_id != project_id) {
             return Err(unknown("historias", "story", id));
         }
     }
     for id in &afeta.tarefas {
-        if !view.task(id)?.is_some_and(|t| t.project_id == project_id) {
+        if view.task(id)?.is_none_or(|t| t.project_id != project_id) {
             return Err(unknown("tarefas", "task", id));
         }
     }
