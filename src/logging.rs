@@ -9,6 +9,22 @@ use std::sync::Mutex;
 
 use tracing::Level;
 
+/// The log file, whose write errors (a full disk) are dropped: tracing would print them
+/// to stderr, which is the TUI's screen.
+struct Quiet(std::fs::File);
+
+impl std::io::Write for Quiet {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _ = self.0.write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = self.0.flush();
+        Ok(())
+    }
+}
+
 /// Starts logging to `<data_dir>/logs/<name>.log` for this process. A log that cannot be
 /// opened is not a reason to stop working: the error is returned for the caller to
 /// mention, and nothing is logged.
@@ -26,7 +42,7 @@ pub fn init(data_dir: &Path, name: &str) -> Result<PathBuf, std::io::Error> {
     };
     // A second init in one process (tests) keeps the first subscriber.
     let _ = tracing_subscriber::fmt()
-        .with_writer(Mutex::new(file))
+        .with_writer(Mutex::new(Quiet(file)))
         .with_ansi(false)
         .with_max_level(level)
         .with_target(false)

@@ -131,7 +131,14 @@ impl OqError {
             OqError::Timeout { .. } => 504,
             OqError::Queued { .. } => 503,
             OqError::Source { .. } => 502,
-            OqError::Store { .. } | OqError::Internal(_) => 500,
+            // A full disk is the server's storage (RFC 4918's 507); a store that is busy,
+            // failed or damaged is the service unavailable, not a bug.
+            OqError::Store { code, .. } => match code {
+                ErrorCode::DiskFull => 507,
+                ErrorCode::StoreBusy | ErrorCode::StoreFailed | ErrorCode::StoreDamaged => 503,
+                _ => 500,
+            },
+            OqError::Internal(_) => 500,
         }
     }
 

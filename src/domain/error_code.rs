@@ -47,6 +47,8 @@ error_codes! {
     BadResponse => "bad_response",
     BodyTooLarge => "body_too_large",
     DataDirNotWritable => "data_dir_not_writable",
+    /// No space left on the store's file system (HTTP 507): nothing was written.
+    DiskFull => "disk_full",
     DirectoryRequired => "directory_required",
     /// The schema refused an append: only a bug or tampering reaches it.
     DuplicateEvent => "duplicate_event",
@@ -111,7 +113,17 @@ error_codes! {
     /// A client named a session in a namespace only the server uses (the bridge's `oc-`).
     SessionIdReserved => "session_id_reserved",
     SessionRequired => "session_required",
+    /// Another process held the store's write lock past the busy timeout (503, retry).
     StoreBusy => "store_busy",
+    /// `oq store check` found damage, or SQLite did: writes are refused, reads go on.
+    StoreDamaged => "store_damaged",
+    /// A write or flush failed with an I/O error: the process refuses the store until
+    /// it is restarted (503).
+    StoreFailed => "store_failed",
+    /// The store's file is empty (0 bytes): a lost store, not a new one.
+    StoreFileEmpty => "store_file_empty",
+    /// The store's file is missing but its `-wal` or `-shm` is there.
+    StoreFileMissing => "store_file_missing",
     StoreTooNew => "store_too_new",
     StoreUnusable => "store_unusable",
     SugestaoInexistente => "sugestao_inexistente",

@@ -74,6 +74,10 @@ impl IntoResponse for ApiError {
         if self.status == StatusCode::UNAUTHORIZED {
             return (self.status, [(header::WWW_AUTHENTICATE, "Bearer")], body).into_response();
         }
+        // Another process holds the store's write lock: worth retrying soon (issue 15).
+        if self.code == ErrorCode::StoreBusy {
+            return (self.status, [(header::RETRY_AFTER, "1")], body).into_response();
+        }
         (self.status, body).into_response()
     }
 }

@@ -93,6 +93,37 @@ pub struct Outbox {
     path: PathBuf,
 }
 
+/// The table, made only when missing: an existing outbox opens without a write (on a
+/// full disk, say).
+fn create_schema(conn: &Connection) -> Result<(), OqError> {
+    let present: bool = conn
+        .query_row(
+            "SELECT count(*) > 0 FROM sqlite_schema WHERE name = 'outbox'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(db)?;
+    if present {
+        return Ok(());
+    }
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS outbox (
+                key TEXT PRIMARY KEY,
+                source TEXT NOT NULL,
+                project TEXT,
+                question_id TEXT NOT NULL,
+                body TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                state TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (state IN ('pending', 'delivered', 'conflict', 'refused')),
+                detail TEXT,
+                settled_at INTEGER
+            );
+            CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (source, state, created_at);",
+    )
+    .map_err(db)
+}
+
 fn db(e: rusqlite::Error) -> OqError {
     OqError::store(ErrorCode::Outbox, format!("the outbox: {e}"))
 }
@@ -122,25 +153,22 @@ impl Outbox {
         // The row is on disk before the caller is told "queued".
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(db)?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS outbox (
-                key TEXT PRIMARY KEY,
-                source TEXT NOT NULL,
-                project TEXT,
-                question_id TEXT NOT NULL,
-                body TEXT NOT NULL,
-                created_at INTEGER NOT NULL,
-                state TEXT NOT NULL DEFAULT 'pending'
-                    CHECK (state IN ('pending', 'delivered', 'conflict', 'refused')),
-                detail TEXT,
-                settled_at INTEGER
-            );
-            CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (source, state, created_at);",
-        )
-        .map_err(db)?;
+        create_schema(&conn)?;
         Ok(Outbox {
             conn: Arc::new(Mutex::new(conn)),
             path,
+        })
+    }
+
+    /// An outbox that lives in memory only, for the local source when the data dir's
+    /// cannot be opened (a full disk): the local engine never queues an answer, so
+    /// nothing it would hold could outlive the process anyway.
+    pub fn in_memory() -> Result<Outbox, OqError> {
+        let conn = Connection::open_in_memory().map_err(db)?;
+        create_schema(&conn)?;
+        Ok(Outbox {
+            conn: Arc::new(Mutex::new(conn)),
+            path: PathBuf::from(":memory:"),
         })
     }
 

@@ -89,7 +89,15 @@ pub fn prepare(source_name: &str, opts: &Options) -> anyhow::Result<(Model, Them
 pub async fn run<S: Source + Clone + 'static>(source: S, opts: Options) -> anyhow::Result<()> {
     let (mut model, theme, poll) = prepare(&source.describe(), &opts)?;
     model.client_nonce = outbox::new_key().map_err(anyhow::Error::msg)?;
-    let outbox = Outbox::open(&opts.data_dir).map_err(anyhow::Error::msg)?;
+    let outbox = match Outbox::open(&opts.data_dir) {
+        Ok(outbox) => outbox,
+        // The local engine never queues: on a full disk its TUI still opens (issue 15).
+        Err(e) if source.describe() == "local" => {
+            tracing::warn!(error = %e, "outbox unavailable; the local source needs none");
+            Outbox::in_memory().map_err(anyhow::Error::msg)?
+        }
+        Err(e) => return Err(anyhow::Error::msg(e)),
+    };
     let drafts = Drafts::new(&opts.data_dir);
     let signals = Signals {
         term: signal(SignalKind::terminate()).context("SIGTERM handler")?,

@@ -13,11 +13,17 @@ use oq::server::config::token_hash;
 
 pub const OQ: &str = env!("CARGO_BIN_EXE_oq");
 pub const DEV: &str = "dev-a";
+/// An agent of `loja` that declares (role `po`).
+pub const PO_BOT: &str = "po-bot";
 
 pub struct Serve {
     pub dir: tempfile::TempDir,
     pub base: String,
     pub token: String,
+    /// [`PO_BOT`]'s token.
+    pub agent_token: String,
+    /// Where the store lives (`data` beside the config unless given).
+    store: PathBuf,
     port: u16,
     child: Option<Child>,
 }
@@ -29,27 +35,38 @@ fn free_port() -> u16 {
 }
 
 impl Serve {
-    /// A server for project `loja` with person `dev-a`; not started yet.
+    /// A server for project `loja` with person `dev-a` and agent `po-bot`; not started yet.
     pub fn new() -> Serve {
+        Serve::with_store(None)
+    }
+
+    /// [`Serve::new`] with its store in `data_dir` (default: `data` beside its config).
+    pub fn with_store(data_dir: Option<&Path>) -> Serve {
         let dir = tempfile::tempdir().unwrap();
         let token = oq::engine::ids::token();
+        let agent_token = oq::engine::ids::token();
         let port = free_port();
+        let store = data_dir.map_or_else(|| dir.path().join("data"), Path::to_path_buf);
         let cfg = format!(
-            "listen = \"127.0.0.1:{port}\"\ndata_dir = \"data\"\n\n[[users]]\nid = \"{DEV}\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\n[[projects]]\nid = \"loja\"\nmembers = [\"{DEV}\"]\n",
-            hex::encode(token_hash(&token))
+            "listen = \"127.0.0.1:{port}\"\ndata_dir = {:?}\n\n[[users]]\nid = \"{DEV}\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\n[[users]]\nid = \"{PO_BOT}\"\nkind = \"agent\"\nrole = \"po\"\ntoken_sha256 = \"{}\"\n\n[[projects]]\nid = \"loja\"\nmembers = [\"{DEV}\"]\nagents = [\"{PO_BOT}\"]\n",
+            store.to_string_lossy(),
+            hex::encode(token_hash(&token)),
+            hex::encode(token_hash(&agent_token))
         );
         std::fs::write(dir.path().join("serve.toml"), cfg).unwrap();
         Serve {
             dir,
             base: format!("http://127.0.0.1:{port}"),
             token,
+            agent_token,
+            store,
             port,
             child: None,
         }
     }
 
     pub fn store_dir(&self) -> PathBuf {
-        self.dir.path().join("data")
+        self.store.clone()
     }
 
     /// Declares `n` questions in dev-a's session `s1` (the server need not run).
@@ -94,9 +111,15 @@ impl Serve {
     }
 
     pub fn start(&mut self) {
+        self.start_with(&[]);
+    }
+
+    /// [`Serve::start`] with more environment (an `LD_PRELOAD`, a knob).
+    pub fn start_with(&mut self, env: &[(&str, &str)]) {
         let mut child = Command::new(OQ)
             .args(["serve", "--config"])
             .arg(self.dir.path().join("serve.toml"))
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

@@ -14,13 +14,27 @@
 //! all of it, which a checkpoint running beside a busy writer never quite does. The
 //! writer's finds almost everything copied already (a tail and a sync), and the WAL file
 //! stays bounded and is rewritten in place rather than grown.
+//!
+//! The WAL file's size is bounded too: SQLite cuts it back to `journal_size_limit`
+//! ([`super::wal_limit`]) whenever it restarts, and when a long reader kept it from
+//! restarting and it outgrew the limit, this thread runs a TRUNCATE checkpoint as soon as
+//! the readers let it. That one waits for them, holding the write lock, so it waits at
+//! most [`TRUNCATE_WAIT`] and tries again after the next commits rather than stall the
+//! writer behind a stuck reader.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use rusqlite::Connection;
 
-use crate::domain::OqError;
+use super::health::Health;
+use super::{fault, open};
+use crate::domain::{ErrorCode, OqError};
+
+/// How long a TRUNCATE checkpoint waits for readers and the writer.
+const TRUNCATE_WAIT: Duration = Duration::from_millis(100);
 
 /// Commits between two checkpoints: a batch of answers is a few dozen WAL pages.
 pub const EVERY_COMMITS: u64 = 16;
@@ -43,12 +57,13 @@ pub struct Checkpointer {
 
 impl Checkpointer {
     /// Starts the thread over `conn`, a connection of its own to the store.
-    pub fn start(conn: Connection) -> Result<Self, OqError> {
+    /// An I/O error in a checkpoint fails the store through `health`.
+    pub fn start(conn: Connection, health: Arc<Health>) -> Result<Self, OqError> {
         let due = Arc::new((Mutex::new(Due::default()), Condvar::new()));
         let shared = due.clone();
         let thread = std::thread::Builder::new()
             .name("oq-store-ckpt".into())
-            .spawn(move || run(&conn, &shared))
+            .spawn(move || run(&conn, &shared, &health))
             .map_err(|e| OqError::Internal(format!("store: no checkpoint thread: {e}")))?;
         Ok(Checkpointer {
             due,
@@ -78,7 +93,11 @@ impl Drop for Checkpointer {
     }
 }
 
-fn run(conn: &Connection, due: &(Mutex<Due>, Condvar)) {
+fn run(conn: &Connection, due: &(Mutex<Due>, Condvar), health: &Health) {
+    let wal = conn
+        .path()
+        .map(|p| open::sidecar(std::path::Path::new(p), "-wal"))
+        .unwrap_or_else(PathBuf::new);
     let (lock, wake) = due;
     loop {
         let closing = {
@@ -89,10 +108,23 @@ fn run(conn: &Connection, due: &(Mutex<Due>, Condvar)) {
             due.commits = 0;
             due.closing
         };
-        if let Err(e) = checkpoint(conn) {
+        let done = checkpoint(conn, "PASSIVE").and_then(|()| {
+            let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+            if size <= super::wal_limit() {
+                return Ok(());
+            }
+            conn.busy_timeout(TRUNCATE_WAIT)?;
+            let truncated = checkpoint(conn, "TRUNCATE");
+            conn.busy_timeout(fault::busy_timeout())?;
+            truncated
+        });
+        match done.map_err(|e| fault::classify(conn, e)) {
+            Ok(()) => {}
+            // An I/O error here is the disk failing under the store, as in a flush.
+            Err(e) if e.code() == ErrorCode::StoreFailed => health.note(&e),
             // Nothing is lost: the pages stay in the WAL, and the writer's own
             // checkpoint (or the next one here) copies them.
-            tracing::warn!("store: a background checkpoint failed: {e}");
+            Err(e) => tracing::warn!("store: a background checkpoint failed: {e}"),
         }
         if closing {
             return;
@@ -100,8 +132,9 @@ fn run(conn: &Connection, due: &(Mutex<Due>, Condvar)) {
     }
 }
 
-/// One PASSIVE checkpoint: copies what no reader still needs, waits for nobody.
-fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
+/// One checkpoint: PASSIVE copies what no reader still needs and waits for nobody;
+/// TRUNCATE waits (its busy timeout) to copy everything and empty the file.
+fn checkpoint(conn: &Connection, mode: &str) -> rusqlite::Result<()> {
     // The pragma answers with a row (busy, WAL pages, pages copied) that nothing here needs.
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+    conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()))
 }

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Condvar, Mutex};
 
+use super::health::Health;
 use crate::domain::OqError;
 
 /// Hands a job's outcome to its caller, given whether its batch is durable.
@@ -112,19 +113,22 @@ pub fn open_wal(store: &Path) -> Option<File> {
 
 /// The flushing thread: takes every batch ended so far, flushes once for all of them,
 /// then delivers, until the writer is gone.
-pub fn run(wal: Option<File>, durability: &Durability, ended: Receiver<Ended>) {
+pub fn run(wal: Option<File>, durability: &Durability, health: &Health, ended: Receiver<Ended>) {
     while let Ok(first) = ended.recv() {
         let mut batches = vec![first];
         batches.extend(ended.try_iter());
         let upto = durability.ended.load(Ordering::SeqCst);
         let flushed = match &wal {
+            // Once a flush failed, no later one can vouch for what it covers: the kernel
+            // may have dropped the pages whose write-back failed (see `health.rs`).
+            _ if health.readable().is_err() => health.readable(),
             Some(wal) if batches.iter().any(|b| b.wrote) => wal
                 .sync_data()
-                .map_err(|e| OqError::Internal(format!("store: the flush to disk failed: {e}"))),
+                .map_err(|e| health.fail(&format!("the flush of its WAL to disk failed ({e})"))),
             _ => Ok(()),
         };
-        // Marked even when the flush failed: readers must not hang on it, and the callers
-        // of those batches are told it failed (a retry with its idempotency key is safe).
+        // Marked even when the flush failed, so readers do not hang on it: the store is
+        // failed by then, and they refuse what they read (`SqliteStore::read`).
         durability.mark_flushed(upto);
         for batch in batches {
             let outcome = batch.committed.and_then(|()| flushed.clone());
@@ -179,7 +183,7 @@ mod tests {
             "nobody hears before the flush"
         );
         drop(ended);
-        run(Some(wal), &durability, flushing);
+        run(Some(wal), &durability, &Health::new(dir.path()), flushing);
         assert!(!durability.unflushed());
         assert_eq!(*heard.lock().unwrap(), vec![Ok(()), Err(failed)]);
     }

@@ -1,23 +1,32 @@
 //! The embedded store: the event log in one SQLite file (WAL) under the data dir.
 //!
-//! Opening checks before it writes: a file that is not SQLite, a SQLite file that is not an
-//! oq store, and a store newer than this binary are refused untouched. Writers serialise
-//! on SQLite's own write lock (`BEGIN IMMEDIATE`), so several processes share one store:
-//! the TUI open while `oq ask` declares and another process answers. Within a process,
-//! concurrent writers share one transaction and one fsync (`writer.rs`: group commit on
-//! one writer thread), and reads go through their own connections.
+//! Opening checks before it writes (`open.rs`): a file that is not SQLite, a SQLite file
+//! that is not an oq store, a store newer than this binary, an empty file or a log
+//! without its store are refused untouched; only a store whose schema is behind takes
+//! the write lock on open. Writers serialise on SQLite's own write lock (`BEGIN
+//! IMMEDIATE`), so several processes share one store: the TUI open while `oq ask`
+//! declares and another process answers. Within a process, concurrent writers share one
+//! transaction and one fsync (`writer.rs`: group commit on one writer thread), and reads
+//! go through their own connections. Faults have names (`fault.rs`: a full disk, a
+//! stuck lock holder, a failed disk, a damaged file), and once a write or flush failed
+//! the store is refused in this process (`health.rs`). Every connection goes through
+//! `vfs.rs`, so a full disk is an error and never a SIGBUS.
 
 mod append;
 mod checkpoint;
+mod fault;
 mod flush;
+mod health;
+mod open;
 mod schema;
+mod vfs;
 mod view;
 mod writer;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -25,6 +34,9 @@ use crate::domain::{ErrorCode, OqError, StoredEvent};
 use crate::engine::store::{NewEvent, Store, StoreView};
 
 use append::append_events;
+pub use fault::busy_timeout;
+use health::Health;
+pub use health::Standing;
 pub use schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 use view::SqliteView;
 use writer::Writer;
@@ -32,13 +44,18 @@ use writer::Writer;
 /// The file name of the store inside the data dir.
 pub const STORE_FILE: &str = "oq.sqlite3";
 
-/// How long a writer waits for another process's write lock before giving up. Writes are
-/// short (a few inserts), so reaching this means a stuck process, not load.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
-
 /// Read connections per process: reads never wait behind a write batch, and with WAL each
 /// sees only committed data.
 const READERS: usize = 3;
+
+/// The WAL file's size past which it is cut back (`journal_size_limit`, and a TRUNCATE
+/// checkpoint in `checkpoint.rs`); `OQ_STORE_WAL_LIMIT_BYTES` overrides it.
+pub fn wal_limit() -> u64 {
+    std::env::var("OQ_STORE_WAL_LIMIT_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8 * 1024 * 1024)
+}
 
 /// When a write's commit reaches the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -59,52 +76,66 @@ pub struct SqliteStore {
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     path: PathBuf,
+    health: Arc<Health>,
+    /// `(from, to)` when this open brought the schema forward.
+    migrated: Option<(i64, i64)>,
 }
 
+/// A failure without its connection at hand (no errno): its code decides.
 impl From<rusqlite::Error> for OqError {
     fn from(e: rusqlite::Error) -> Self {
-        OqError::Internal(format!("store: {e}"))
+        fault::classify_at(Path::new(""), 0, e)
     }
 }
 
 impl SqliteStore {
     /// Opens (creating if needed) the store in `data_dir`.
     pub fn open_in(data_dir: &Path) -> Result<Self, OqError> {
-        std::fs::create_dir_all(data_dir).map_err(|e| {
-            OqError::store(
+        let path = data_dir.join(STORE_FILE);
+        std::fs::create_dir_all(data_dir).map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOSPC | libc::EDQUOT) => fault::disk_full(&path),
+            _ => OqError::store(
                 ErrorCode::DataDirNotWritable,
                 format!("data dir {} cannot be created: {e}", data_dir.display()),
-            )
+            ),
         })?;
-        Self::open(&data_dir.join(STORE_FILE))
+        Self::open(&path)
     }
 
     /// [`SqliteStore::open_in`], choosing when commits are flushed.
     pub fn open_in_with(data_dir: &Path, flush: Flush) -> Result<Self, OqError> {
-        let store = Self::open_in(data_dir)?;
-        match flush {
-            Flush::InCommit => Ok(store),
-            Flush::Pipelined => store.flushed_apart(),
-        }
+        Self::open_in(data_dir)?.flushing(flush)
     }
 
     pub fn open(path: &Path) -> Result<Self, OqError> {
-        preflight(path)?;
-        let mut conn = Connection::open(path).map_err(|e| not_writable(path, &e))?;
-        configure(&conn).map_err(|e| classify_open_error(path, e))?;
-        migrate(&mut conn, path)?;
+        if open::preflight(path)? == open::Found::Nothing {
+            open::create(path)?;
+        }
+        let sidecars = open::Sidecars::look(path);
+        let opened = Self::open_existing(path);
+        if opened.is_err() {
+            sidecars.remove_new(path);
+        }
+        opened
+    }
+
+    fn open_existing(path: &Path) -> Result<Self, OqError> {
+        let mut conn = open_connection(path)?;
+        let migrated = open::migrate_if_behind(&mut conn, path)?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
-            let reader = Connection::open(path).map_err(|e| not_writable(path, &e))?;
-            configure(&reader).map_err(|e| classify_open_error(path, e))?;
+            let reader = open_connection(path)?;
             reader.pragma_update(None, "query_only", "ON")?;
             readers.push(Mutex::new(reader));
         }
+        let health = Arc::new(Health::new(path));
         Ok(SqliteStore {
-            writer: Writer::new(conn, None)?,
+            writer: Writer::new(conn, None, health.clone())?,
             readers,
             next_reader: AtomicUsize::new(0),
             path: path.to_path_buf(),
+            health,
+            migrated,
         })
     }
 
@@ -112,31 +143,44 @@ impl SqliteStore {
         &self.path
     }
 
-    /// The same store with its writer flushing apart: the write connection is handed over
-    /// (the old writer ends, its queue empty) to a writer with the WAL file to flush.
-    fn flushed_apart(self) -> Result<Self, OqError> {
+    /// `(from, to)` schema versions when opening migrated the store.
+    pub fn migrated(&self) -> Option<(i64, i64)> {
+        self.migrated
+    }
+
+    /// Whether this process still writes (and reads) the store, and why not.
+    pub fn standing(&self) -> Standing {
+        self.health.standing()
+    }
+
+    /// The store with its writer flushing as `flush` says. For `Flush::Pipelined` the
+    /// write connection is handed over (the old writer ends, its queue empty) to a writer
+    /// with the WAL file to flush.
+    fn flushing(self, flush: Flush) -> Result<Self, OqError> {
+        if flush == Flush::InCommit {
+            return Ok(self);
+        }
         let Some(wal) = flush::open_wal(&self.path) else {
             tracing::warn!("store: no WAL file to flush apart; flushing inside COMMIT");
             return Ok(self);
         };
-        let open = || -> Result<Connection, OqError> {
-            let conn = Connection::open(&self.path).map_err(|e| not_writable(&self.path, &e))?;
-            configure(&conn).map_err(|e| classify_open_error(&self.path, e))?;
-            Ok(conn)
-        };
-        let (conn, checkpoints) = (open()?, open()?);
+        let (conn, checkpoints) = (open_connection(&self.path)?, open_connection(&self.path)?);
         let SqliteStore {
             writer,
             readers,
             next_reader,
             path,
+            health,
+            migrated,
         } = self;
         drop(writer);
         Ok(SqliteStore {
-            writer: Writer::new(conn, Some((wal, checkpoints)))?,
+            writer: Writer::new(conn, Some((wal, checkpoints)), health.clone())?,
             readers,
             next_reader,
             path,
+            health,
+            migrated,
         })
     }
 
@@ -150,13 +194,16 @@ impl SqliteStore {
 
 impl Store for SqliteStore {
     fn read<T>(&self, f: impl FnOnce(&dyn StoreView) -> Result<T, OqError>) -> Result<T, OqError> {
+        self.health.readable()?;
         let mut conn = self.reader();
         // A deferred transaction gives every query of `f` the same snapshot.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let out = f(&SqliteView::new(&tx))?;
         tx.finish()?;
-        // Nothing read leaves before it is on disk (see `flush.rs`).
+        // Nothing read leaves before it is on disk (see `flush.rs`), and nothing at all
+        // once a flush failed.
         self.writer.durability().wait_for_commits_so_far();
+        self.health.readable()?;
         Ok(out)
     }
 
@@ -186,162 +233,33 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// Reads the header of an existing file without writing to it.
-/// Reads the 100-byte header of an existing file without opening it through SQLite:
-/// opening a WAL database, even read-only, creates its `-wal` and `-shm` files, and a
-/// refused store must be left exactly as it was. `migrate` checks again under the lock.
-fn preflight(path: &Path) -> Result<(), OqError> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
-    };
-    if meta.is_dir() {
-        return Err(OqError::store(
-            ErrorCode::NotAnOqStore,
-            format!("{} is a directory, not an oq store", path.display()),
-        ));
-    }
-    if meta.len() == 0 {
-        return Ok(());
-    }
-    let mut header = [0u8; 100];
-    let read = std::fs::File::open(path).and_then(|mut f| {
-        use std::io::Read;
-        f.read_exact(&mut header)
-    });
-    if read.is_err() || &header[..16] != b"SQLite format 3\0" {
-        return Err(OqError::store(
-            ErrorCode::NotAnOqStore,
-            format!(
-                "{} is not an oq store (not a SQLite database); refusing to touch it",
-                path.display()
-            ),
-        ));
-    }
-    let be32 = |at: usize| {
-        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
-    };
-    // Offsets from SQLite's file format: 40 schema cookie, 60 user_version, 68 application_id.
-    let has_schema = be32(40) != 0;
-    check_header(path, be32(68) as i32, i64::from(be32(60)), has_schema)
+/// A connection to the store through oq's VFS (`vfs.rs`: no SIGBUS on a full disk).
+fn connect(path: &Path) -> rusqlite::Result<Connection> {
+    let vfs = vfs::register().map_err(rusqlite::Error::InvalidParameterName)?;
+    Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), vfs)
 }
 
-fn check_header(
-    path: &Path,
-    application_id: i32,
-    version: i64,
-    has_schema: bool,
-) -> Result<(), OqError> {
-    if application_id == 0 && version == 0 {
-        return if has_schema {
-            Err(OqError::store(
-                ErrorCode::NotAnOqStore,
-                format!(
-                    "{} is a SQLite database but not an oq store; refusing to touch it",
-                    path.display()
-                ),
-            ))
-        } else {
-            Ok(())
-        };
-    }
-    if application_id != APPLICATION_ID {
-        return Err(OqError::store(
-            ErrorCode::NotAnOqStore,
-            format!(
-                "{} is a SQLite database of another application (id {application_id:#x}); refusing to touch it",
-                path.display()
-            ),
-        ));
-    }
-    if version > LATEST_VERSION {
-        return Err(OqError::store(
-            ErrorCode::StoreTooNew,
-            format!(
-                "{} has schema version {version}, newer than this oq understands ({LATEST_VERSION}); upgrade oq — the store was not touched",
-                path.display()
-            ),
-        ));
-    }
-    Ok(())
+/// [`connect`] and [`configure`], failures named.
+fn open_connection(path: &Path) -> Result<Connection, OqError> {
+    let conn = connect(path).map_err(|e| fault::classify_at(path, 0, e))?;
+    configure(&conn).map_err(|e| fault::classify(&conn, e))?;
+    Ok(conn)
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.busy_timeout(busy_timeout())?;
     // WAL: readers never block the writer; FULL: a committed answer survives a power cut.
+    // Already WAL for every store but one that migrates: no write lock here.
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     // Statement journals of trigger-firing inserts stay in memory, not /var/tmp files.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
+    // Pages are read with read(2), never through a map of the file (whose faults on a
+    // full or failing disk are signals, not errors).
+    conn.pragma_update(None, "mmap_size", 0)?;
+    // The WAL is cut back to this size whenever it restarts.
+    conn.pragma_update(None, "journal_size_limit", wal_limit() as i64)?;
+    vfs::persist_wal(conn)?;
     Ok(())
-}
-
-fn migrate(conn: &mut Connection, path: &Path) -> Result<(), OqError> {
-    // The write lock first: two processes opening a new store migrate it once, in turn.
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| classify_open_error(path, e))?;
-    let app: i32 = tx.query_row(
-        "SELECT application_id FROM pragma_application_id",
-        [],
-        |r| r.get(0),
-    )?;
-    let version: i64 = tx.query_row("SELECT user_version FROM pragma_user_version", [], |r| {
-        r.get(0)
-    })?;
-    let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
-    check_header(path, app, version, tables > 0)?;
-    if version < LATEST_VERSION {
-        for step in &MIGRATIONS[version as usize..] {
-            tx.execute_batch(step)?;
-        }
-        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
-        tx.pragma_update(None, "user_version", LATEST_VERSION)?;
-    }
-    tx.commit().map_err(busy)?;
-    Ok(())
-}
-
-fn classify_open_error(path: &Path, e: rusqlite::Error) -> OqError {
-    match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => OqError::store(
-            ErrorCode::NotAnOqStore,
-            format!(
-                "{} is not an oq store (not a SQLite database); refusing to touch it",
-                path.display()
-            ),
-        ),
-        Some(
-            rusqlite::ErrorCode::CannotOpen
-            | rusqlite::ErrorCode::ReadOnly
-            | rusqlite::ErrorCode::PermissionDenied,
-        ) => not_writable(path, &e),
-        _ => OqError::store(
-            ErrorCode::StoreUnusable,
-            format!("{} cannot be used: {e}", path.display()),
-        ),
-    }
-}
-
-fn not_writable(path: &Path, e: &rusqlite::Error) -> OqError {
-    let dir = path.parent().unwrap_or(path);
-    OqError::store(
-        ErrorCode::DataDirNotWritable,
-        format!("data dir {} is not writable: {e}", dir.display()),
-    )
-}
-
-fn busy(e: rusqlite::Error) -> OqError {
-    match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-            OqError::store(
-                ErrorCode::StoreBusy,
-                format!(
-                    "the store stayed locked by another process for {} s",
-                    BUSY_TIMEOUT.as_secs()
-                ),
-            )
-        }
-        _ => e.into(),
-    }
 }

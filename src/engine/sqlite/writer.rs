@@ -38,7 +38,9 @@ use rusqlite::Connection;
 
 use super::checkpoint::{self, Checkpointer};
 use super::flush::{self, Delivery, Durability, Ended};
+use super::health::Health;
 use super::view::SqliteView;
+use super::{fault, vfs};
 use crate::domain::{OqError, StoredEvent};
 use crate::engine::store::{NewEvent, StoreView};
 
@@ -48,8 +50,9 @@ const MAX_BATCH: usize = 256;
 
 /// A queued write: runs its decision and append on the writer's connection (or, given
 /// none because no transaction could begin, does not run), and returns how to deliver
-/// the outcome once the batch's end is known.
-type Job = Box<dyn FnOnce(Option<&Connection>) -> Delivery + Send>;
+/// the outcome once the batch's end is known, with the fault of the store it met, if any
+/// (a full disk, a failed disk), which the rest of its batch is then told of.
+type Job = Box<dyn FnOnce(Option<&Connection>) -> (Delivery, Option<OqError>) + Send>;
 
 pub struct Writer {
     /// Taken by the writer thread for each batch, and by a lone caller (see `run_inline`).
@@ -59,18 +62,27 @@ pub struct Writer {
     queued: Arc<AtomicUsize>,
     threads: Vec<JoinHandle<()>>,
     durability: Arc<Durability>,
+    health: Arc<Health>,
 }
 
 impl Writer {
     /// The writer over `conn`. `apart` is the WAL file, flushed by a thread of its own
     /// (`flush.rs`), and a connection for the checkpoints, run by another
     /// (`checkpoint.rs`); without it each COMMIT flushes, and checkpoints, as SQLite does.
-    pub fn new(conn: Connection, apart: Option<(File, Connection)>) -> Result<Self, OqError> {
+    /// `health` refuses every batch once the store failed or was found damaged.
+    pub fn new(
+        conn: Connection,
+        apart: Option<(File, Connection)>,
+        health: Arc<Health>,
+    ) -> Result<Self, OqError> {
         let (wal, checkpoints) = match apart {
             Some((wal, checkpoints)) => {
                 conn.pragma_update(None, "synchronous", "NORMAL")?;
                 conn.pragma_update(None, "wal_autocheckpoint", checkpoint::WRITER_BACKSTOP)?;
-                (Some(wal), Some(Checkpointer::start(checkpoints)?))
+                (
+                    Some(wal),
+                    Some(Checkpointer::start(checkpoints, health.clone())?),
+                )
             }
             None => (None, None),
         };
@@ -83,17 +95,24 @@ impl Writer {
                 .spawn(work)
                 .map_err(|e| OqError::Internal(format!("store: no {name} thread: {e}")))
         };
-        let counts = durability.clone();
+        let (counts, failures) = (durability.clone(), health.clone());
         let flusher = spawn(
             "oq-store-flush",
-            Box::new(move || flush::run(wal, &counts, flushing)),
+            Box::new(move || flush::run(wal, &counts, &failures, flushing)),
         )?;
         let conn = Arc::new(Mutex::new(conn));
         let queued = Arc::new(AtomicUsize::new(0));
         let (counts, shared, waiting) = (durability.clone(), conn.clone(), queued.clone());
+        let standing = health.clone();
         let writer = spawn(
             "oq-store-writer",
-            Box::new(move || run(&shared, &queue, &waiting, &counts, &ended, checkpoints)),
+            Box::new(move || {
+                let turn = Turn {
+                    durability: &counts,
+                    health: &standing,
+                };
+                run(&shared, &queue, &waiting, turn, &ended, checkpoints)
+            }),
         )?;
         Ok(Writer {
             conn,
@@ -102,6 +121,7 @@ impl Writer {
             // The writer first: its end closes the flusher's queue.
             threads: vec![writer, flusher],
             durability,
+            health,
         })
     }
 
@@ -138,7 +158,11 @@ impl Writer {
         let Ok(conn) = self.conn.try_lock() else {
             return Some(job);
         };
-        let batch = run_batch(&conn, job, || None, &self.durability);
+        let turn = Turn {
+            durability: &self.durability,
+            health: &self.health,
+        };
+        let batch = run_batch(&conn, job, || None, turn);
         drop(conn);
         for deliver in batch.deliveries {
             deliver(batch.committed.clone());
@@ -155,7 +179,7 @@ impl Writer {
         // No writer to run it: the job runs against nothing and is told why.
         if let Some(job) = refused {
             self.queued.fetch_sub(1, Ordering::SeqCst);
-            job(None)(Err(writer_gone()));
+            job(None).0(Err(writer_gone()));
         }
     }
 
@@ -178,7 +202,11 @@ fn make_job<T: Send + 'static>(
 ) -> Job {
     Box::new(move |conn: Option<&Connection>| {
         let decided = conn.map(|conn| decide_and_append(conn, decide, append));
-        deliver_after_commit(reply, decided)
+        let fault = match &decided {
+            Some(Err(e)) if fault::is_store_fault(e) => Some(e.clone()),
+            _ => None,
+        };
+        (deliver_after_commit(reply, decided), fault)
     })
 }
 
@@ -218,7 +246,7 @@ fn run(
     conn: &Mutex<Connection>,
     queue: &Receiver<Job>,
     queued: &AtomicUsize,
-    durability: &Durability,
+    turn: Turn<'_>,
     ended: &Sender<Ended>,
     // Dropped when this thread ends: its last checkpoint runs before the flusher's end.
     checkpoints: Option<Checkpointer>,
@@ -233,12 +261,12 @@ fn run(
     while let Ok(first) = queue.recv() {
         queued.fetch_sub(1, Ordering::SeqCst);
         let guard = conn.lock().unwrap_or_else(|p| p.into_inner());
-        let batch = run_batch(&guard, first, take, durability);
+        let batch = run_batch(&guard, first, take, turn);
         drop(guard);
         if let Some(checkpoints) = checkpoints.as_ref().filter(|_| batch.wrote) {
             checkpoints.committed();
         }
-        if !durability.flushed_apart() {
+        if !turn.durability.flushed_apart() {
             // COMMIT flushed already: tell the callers now, without a hop to the flusher.
             for deliver in batch.deliveries {
                 deliver(batch.committed.clone());
@@ -255,34 +283,52 @@ fn run(
     }
 }
 
+/// What a batch answers to: how far flushes went, and whether the store may be written.
+#[derive(Clone, Copy)]
+struct Turn<'a> {
+    durability: &'a Durability,
+    health: &'a Health,
+}
+
 /// One transaction: `first`, then the jobs `more` yields (up to [`MAX_BATCH`]), back to
 /// back, and one COMMIT. Its members are told by whoever takes the returned batch.
 fn run_batch(
     conn: &Connection,
     first: Job,
     mut more: impl FnMut() -> Option<Job>,
-    durability: &Durability,
+    turn: Turn<'_>,
 ) -> Ended {
-    let began = begin(conn);
+    // A failed or damaged store is written no more: the batch is refused before it begins.
+    let began = turn.health.writable().and_then(|()| begin(conn));
     let mut deliveries: Vec<Delivery> = Vec::new();
-    let mut failed: Option<&str> = None;
+    let mut failed: Option<OqError> = None;
     let mut next = Some(first);
+    let internal = |why: &str| OqError::Internal(format!("store: {why}"));
     while let Some(job) = next {
         let usable = (began.is_ok() && failed.is_none()).then_some(conn);
+        let mut met = None;
         match catch_unwind(AssertUnwindSafe(|| job(usable))) {
-            Ok(delivery) => deliveries.push(delivery),
+            Ok((delivery, fault)) => {
+                deliveries.push(delivery);
+                met = fault;
+            }
             // That job's caller learns of it from its reply channel, closed by the
             // unwinding; the batch's other members from the batch's failure.
             Err(_) => {
-                failed = Some("a writer panicked; its batch was rolled back");
+                failed = Some(internal("a writer panicked; its batch was rolled back"));
                 let _ = conn.execute_batch("ROLLBACK");
             }
         }
         // The schema refused an append (its guards and inserts roll back the whole
-        // transaction, see `append_events`): that job has its refusal, the others of the
-        // batch are told nothing of it was saved.
-        if began.is_ok() && failed.is_none() && conn.is_autocommit() {
-            failed = Some("the log refused a write of this batch; nothing of it was saved");
+        // transaction, see `append_events`), or the disk did: that job has its refusal,
+        // the others of the batch are told nothing of it was saved, and why.
+        if began.is_ok() && failed.is_none() && (conn.is_autocommit() || met.is_some()) {
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            failed = Some(met.unwrap_or_else(|| {
+                internal("the log refused a write of this batch; nothing of it was saved")
+            }));
         }
         next = if deliveries.len() < MAX_BATCH && failed.is_none() {
             more()
@@ -292,11 +338,17 @@ fn run_batch(
     }
     let (committed, wrote) = match (began, failed) {
         (Err(e), _) => (Err(e), false),
-        (Ok(()), Some(why)) => (Err(OqError::Internal(format!("store: {why}"))), false),
+        (Ok(()), Some(why)) => {
+            turn.health.note(&why);
+            (Err(why), false)
+        }
         (Ok(()), None) => {
-            durability.commit_begins();
+            turn.durability.commit_begins();
             let committed = commit(conn);
-            durability.commit_ended();
+            turn.durability.commit_ended();
+            if let Err(e) = &committed {
+                turn.health.note(e);
+            }
             (committed, true)
         }
     };
@@ -310,11 +362,18 @@ fn run_batch(
 /// rusqlite's `Transaction` borrows the connection for its lifetime; a batch outlives
 /// any one borrow, so its statements are issued by hand. IMMEDIATE takes SQLite's write
 /// lock at once, serialising against other processes before any read.
+/// The wal-index region a commit may grow into is allocated first (`vfs.rs`), so a full
+/// disk refuses the batch here, before any of it is in the WAL.
 fn begin(conn: &Connection) -> Result<(), OqError> {
+    let path = conn
+        .path()
+        .map(std::path::Path::new)
+        .unwrap_or(std::path::Path::new(""));
+    vfs::reserve_ahead(path).map_err(|()| fault::disk_full(path))?;
     conn.prepare_cached("BEGIN IMMEDIATE")
         .and_then(|mut begin| begin.execute([]))
         .map(drop)
-        .map_err(super::busy)
+        .map_err(|e| fault::classify(conn, e))
 }
 
 fn commit(conn: &Connection) -> Result<(), OqError> {
@@ -322,9 +381,10 @@ fn commit(conn: &Connection) -> Result<(), OqError> {
         .prepare_cached("COMMIT")
         .and_then(|mut commit| commit.execute([]))
         .map(drop);
-    if let Err(e) = &committed {
+    if let Err(e) = committed {
+        let failed = fault::classify(conn, e);
         let _ = conn.execute_batch("ROLLBACK");
-        return Err(OqError::Internal(format!("store: the commit failed: {e}")));
+        return Err(failed);
     }
     Ok(())
 }
@@ -397,6 +457,11 @@ mod tests {
             .to_path_buf();
         let conn = Connection::open(&path).unwrap();
         let durability = Durability::new(false);
+        let health = Health::new(&path);
+        let turn = Turn {
+            durability: &durability,
+            health: &health,
+        };
         let heard: Heard = Arc::default();
         let before = events(&conn);
         let mut rest = vec![
@@ -405,7 +470,7 @@ mod tests {
         ]
         .into_iter();
         let first = job(&heard, vec![answered("q-1")]);
-        let batch = run_batch(&conn, first, || rest.next(), &durability);
+        let batch = run_batch(&conn, first, || rest.next(), turn);
         assert!(!batch.wrote);
         for deliver in batch.deliveries {
             deliver(batch.committed.clone());
@@ -421,7 +486,7 @@ mod tests {
         // The job after the refusal was left for the next batch, which commits.
         let next = rest.next().unwrap();
         assert!(rest.next().is_none());
-        let batch = run_batch(&conn, next, || None, &durability);
+        let batch = run_batch(&conn, next, || None, turn);
         for deliver in batch.deliveries {
             deliver(batch.committed.clone());
         }
