@@ -51,6 +51,12 @@ impl Context {
         check_id("--as", &user)?;
         let source = if source_name == "local" {
             let store = SqliteStore::open_in(&data_dir(&global)?)?;
+            if let Some((from, to)) = store.migrated() {
+                eprintln!(
+                    "oq: migrated the store {} from schema v{from} to v{to} (once)",
+                    store.path().display()
+                );
+            }
             let engine = Arc::new(LocalEngine::new(store, EngineConfig::default()));
             AnySource::Local(LocalSource::new(engine, user.clone()))
         } else if source_name.starts_with("http://") || source_name.starts_with("https://") {

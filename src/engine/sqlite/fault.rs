@@ -171,16 +171,34 @@ pub fn describe_process(pid: u32) -> String {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     if name == "oq" {
-        // The door: the first argument that is not a flag or a flag's value.
-        let door = args[1..]
-            .iter()
-            .find(|a| !a.starts_with('-') && !a.contains('/'))
-            .map(String::as_str)
-            .unwrap_or("(the terminal UI)");
-        format!("oq {door} (pid {pid})")
+        format!("oq {} (pid {pid})", door(&args[1..]))
     } else {
         format!("pid {pid} ({name}, not an oq process)")
     }
+}
+
+/// The door of an `oq` command line: its first argument that is neither a flag nor the
+/// value of one of the global flags that take a value (`cli/args.rs`).
+fn door(args: &[String]) -> &str {
+    const TAKES_VALUE: [&str; 8] = [
+        "--data-dir",
+        "--source",
+        "--token",
+        "--profile",
+        "--as",
+        "--project",
+        "-p",
+        "--directory",
+    ];
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
+        if TAKES_VALUE.contains(&a.as_str()) {
+            rest.next();
+        } else if !a.starts_with('-') {
+            return a;
+        }
+    }
+    "(the terminal UI)"
 }
 
 #[cfg(test)]
@@ -200,6 +218,14 @@ mod tests {
             classify_at(Path::new("/d/s"), libc::EIO, io).code(),
             "store_failed"
         );
+    }
+
+    #[test]
+    fn an_oq_door_is_found_among_its_flags() {
+        let args = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert_eq!(door(&args("--data-dir d --as ana -p loja ask Q")), "ask");
+        assert_eq!(door(&args("--json serve --config c")), "serve");
+        assert_eq!(door(&args("--as ana")), "(the terminal UI)");
     }
 
     #[test]
