@@ -22,7 +22,6 @@
 //! most [`TRUNCATE_WAIT`] and tries again after the next commits rather than stall the
 //! writer behind a stuck reader.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -97,7 +96,7 @@ fn run(conn: &Connection, due: &(Mutex<Due>, Condvar), health: &Health) {
     let wal = conn
         .path()
         .map(|p| open::sidecar(std::path::Path::new(p), "-wal"))
-        .unwrap_or_else(PathBuf::new);
+        .unwrap_or_default();
     let (lock, wake) = due;
     loop {
         let closing = {

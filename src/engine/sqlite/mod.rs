@@ -13,6 +13,7 @@
 //! `vfs.rs`, so a full disk is an error and never a SIGBUS.
 
 mod append;
+mod check;
 mod checkpoint;
 mod fault;
 mod flush;
@@ -129,6 +130,11 @@ impl SqliteStore {
             readers.push(Mutex::new(reader));
         }
         let health = Arc::new(Health::new(path));
+        // Guards dropped or altered by hand: oq does not write into such a store.
+        let altered = check::schema::differences(&conn).map_err(|e| fault::classify(&conn, e))?;
+        if !altered.is_empty() {
+            health.damage(&format!("its schema was altered ({})", altered.join("; ")));
+        }
         Ok(SqliteStore {
             writer: Writer::new(conn, None, health.clone())?,
             readers,
@@ -164,6 +170,13 @@ impl SqliteStore {
             tracing::warn!("store: no WAL file to flush apart; flushing inside COMMIT");
             return Ok(self);
         };
+        // What an earlier process left in the page cache reaches the disk before this one
+        // tells anyone it is saved.
+        if let Err(e) = wal.sync_data() {
+            return Err(self
+                .health
+                .fail(&format!("the WAL could not be flushed ({e})")));
+        }
         let (conn, checkpoints) = (open_connection(&self.path)?, open_connection(&self.path)?);
         let SqliteStore {
             writer,

@@ -375,7 +375,10 @@ pub fn document() -> Value {
             "description": "The questions AI agents leave for people (ADR 0214): a durable queue, an author-only answer, the answer back to the work. Every error is {\"code\", \"message\"}."
         },
         "paths": {
-            "/healthz": { "get": { "summary": "Liveness; no token needed", "responses": { "200": ok("up", json!({ "type": "object", "properties": { "status": { "const": "ok" } } })) } } },
+            "/healthz": { "get": { "summary": "Liveness and the store's standing; no token needed", "responses": {
+                "200": ok("up: the store is sound, or damaged (reads served, writes refused, with the reason)", health_schema()),
+                "503": ok("the store failed (a write or flush hit an I/O error): nothing is served until a restart", health_schema())
+            } } },
             "/openapi.json": { "get": { "summary": "This document; no token needed", "responses": { "200": ok("OpenAPI 3.1", json!({ "type": "object" })) } } },
             "/me": { "get": {
                 "summary": "Who this token is and the projects it belongs to",
@@ -415,4 +418,13 @@ pub fn document() -> Value {
             "schemas": schemas::all()
         }
     })
+}
+
+/// `GET /healthz`'s body.
+fn health_schema() -> Value {
+    json!({ "type": "object", "required": ["status"], "properties": {
+        "status": { "enum": ["ok", "damaged", "failed"] },
+        "writes": { "type": "boolean" },
+        "reason": { "type": "string" }
+    } })
 }

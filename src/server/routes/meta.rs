@@ -11,9 +11,22 @@ use super::super::openapi;
 use crate::domain::ErrorCode;
 use axum::extract::State;
 
-/// Liveness, without a token: load balancers and `oq` clients probe it.
-pub async fn healthz() -> Json<Value> {
-    Json(json!({ "status": "ok" }))
+/// Liveness, without a token: load balancers and `oq` clients probe it. It also says
+/// when the store is damaged (200: reads are served, writes refused) or failed (503: a
+/// write or flush failed, so the server serves nothing until it is restarted), with why.
+pub async fn healthz(State(st): State<AppState>) -> (StatusCode, Json<Value>) {
+    use crate::engine::sqlite::Standing;
+    match st.engine().store().standing() {
+        Standing::Sound => (StatusCode::OK, Json(json!({ "status": "ok" }))),
+        Standing::Damaged { reason } => (
+            StatusCode::OK,
+            Json(json!({ "status": "damaged", "writes": false, "reason": reason })),
+        ),
+        Standing::Failed { reason } => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({ "status": "failed", "writes": false, "reason": reason })),
+        ),
+    }
 }
 
 pub async fn openapi() -> Json<Value> {
