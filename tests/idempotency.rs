@@ -1,6 +1,7 @@
 //! An answer delivered twice (an offline outbox retrying after a lost reply) is applied
-//! once: the retry with the same key gets the first answer back; anything else is still
-//! `pergunta_ja_respondida`.
+//! once: the retry with the same key and body gets the first answer back; the key with
+//! another body, or from another person, is `idempotency_key_reused`; anything else is
+//! still `pergunta_ja_respondida`.
 #![allow(clippy::unwrap_used)]
 
 mod common_server;
@@ -42,17 +43,30 @@ fn the_engine_returns_the_first_answer_for_the_same_key() {
         )
         .unwrap();
     let rev = e.revision().unwrap();
-    // the same key: the first answer, nothing appended — even with a different text
+    // the same key and body: the first answer, nothing appended
     let again = e
         .answer_once(
             &dev,
             None,
             &q.question_id,
-            &AnswerInput::text("other"),
+            &AnswerInput::text(" yes "),
             Some("k-1"),
         )
         .unwrap();
     assert_eq!(again.answer, first.answer);
+    assert_eq!(e.revision().unwrap(), rev);
+    // the same key with another answer, or a body that is no answer: not a retry
+    for (other, code) in [
+        (AnswerInput::text("other"), "idempotency_key_reused"),
+        (AnswerInput::accept(), "sugestao_inexistente"),
+        (AnswerInput::default(), "invalid_body"),
+        (AnswerInput::text("  "), "empty_text"),
+    ] {
+        let err = e
+            .answer_once(&dev, None, &q.question_id, &other, Some("k-1"))
+            .unwrap_err();
+        assert_eq!(err.code(), code, "{other:?}");
+    }
     assert_eq!(e.revision().unwrap(), rev);
     // another key, or none: refused as ever
     let err = e
@@ -69,7 +83,7 @@ fn the_engine_returns_the_first_answer_for_the_same_key() {
         .answer(&dev, None, &q.question_id, &AnswerInput::text("yes"))
         .unwrap_err();
     assert_eq!(err.code(), "pergunta_ja_respondida");
-    // the key is no pass for someone else
+    // the key is no pass for someone else, and says so
     let err = e
         .answer_once(
             &Actor::person("dev-b"),
@@ -77,6 +91,16 @@ fn the_engine_returns_the_first_answer_for_the_same_key() {
             &q.question_id,
             &AnswerInput::text("yes"),
             Some("k-1"),
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "idempotency_key_reused");
+    let err = e
+        .answer_once(
+            &Actor::person("dev-b"),
+            None,
+            &q.question_id,
+            &AnswerInput::text("yes"),
+            Some("k-b"),
         )
         .unwrap_err();
     assert_eq!(err.code(), "so_o_autor_da_sessao");
@@ -106,15 +130,17 @@ async fn the_server_honours_the_idempotency_key_header() {
         .await;
     let qid = declared.body["questionId"].as_str().unwrap().to_string();
     let path = format!("/projects/loja/open-questions/{qid}/answer");
-    let send = |key: &'static str, who: &'static str| {
+    let send_body = |key: &'static str, who: &'static str, body: &str| {
         let req = s
             .client
             .request(Method::POST, s.url(&path))
             .bearer_auth(s.token(who))
             .header("idempotency-key", key)
-            .json(&json!({"resposta": "Yes"}));
+            .header("content-type", "application/json")
+            .body(body.to_string());
         async move { req.send().await.unwrap() }
     };
+    let send = |key: &'static str, who: &'static str| send_body(key, who, r#"{"resposta": "Yes"}"#);
     let first = send("outbox-1", ANA).await;
     assert_eq!(first.status(), 200);
     let first: serde_json::Value = first.json().await.unwrap();
@@ -125,6 +151,20 @@ async fn the_server_honours_the_idempotency_key_header() {
     assert_eq!(again["decisionEventId"], first["decisionEventId"]);
     assert_eq!(s.revision(), rev, "a retried delivery appended nothing");
     assert_eq!(send("outbox-2", ANA).await.status(), 409);
-    assert_eq!(send("outbox-1", BIA).await.status(), 403);
+    assert_eq!(send("outbox-2", BIA).await.status(), 403);
+    // The key again with another body, an invalid one, or from another person: 422
+    // with a code that says why, and nothing appended.
+    for (who, body, code) in [
+        (ANA, r#"{"resposta": "No"}"#, "idempotency_key_reused"),
+        (ANA, r#"{"aceitarSugestao": true}"#, "sugestao_inexistente"),
+        (ANA, r#"{"resposta": ""}"#, "empty_text"),
+        (ANA, r#"["Yes"]"#, "invalid_body"),
+        (BIA, r#"{"resposta": "Yes"}"#, "idempotency_key_reused"),
+    ] {
+        let r = common_server::reply(send_body("outbox-1", who, body).await).await;
+        assert_eq!(r.status, 422, "{who} {body}: {r:?}");
+        assert_eq!(r.body["code"], code, "{who} {body}: {r:?}");
+    }
+    assert_eq!(s.revision(), rev);
     s.stop().await;
 }

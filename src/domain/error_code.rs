@@ -45,6 +45,9 @@ error_codes! {
     AsIsLocal => "as_is_local",
     /// A peer answered something oq does not understand.
     BadResponse => "bad_response",
+    /// Text with a bidirectional embedding, override or isolate (U+202A–U+202E,
+    /// U+2066–U+2069), which can show a reader other words than the ones recorded.
+    BidiControl => "bidi_control",
     BodyTooLarge => "body_too_large",
     DataDirNotWritable => "data_dir_not_writable",
     /// No space left on the store's file system (HTTP 507): nothing was written.
@@ -66,6 +69,9 @@ error_codes! {
     InvalidDirectory => "invalid_directory",
     InvalidGate => "invalid_gate",
     InvalidId => "invalid_id",
+    /// An `Idempotency-Key` the question's answer holds, sent with another body or by
+    /// another person: not a retry of that answer.
+    IdempotencyKeyReused => "idempotency_key_reused",
     InvalidKind => "invalid_kind",
     InvalidLastEventId => "invalid_last_event_id",
     InvalidLimit => "invalid_limit",

@@ -20,15 +20,46 @@ pub const RESPOSTA_MAX_CHARS: usize = 2_000;
 pub const AFETA_MAX_PER_KIND: usize = 50;
 
 /// What a question affects: rules, stories, tasks (`afeta {regras, historias, tarefas}`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Read only from an object (see [`AfetaFields`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Afeta {
-    #[serde(default)]
     pub regras: Vec<String>,
-    #[serde(default)]
     pub historias: Vec<String>,
-    #[serde(default)]
     pub tarefas: Vec<String>,
+}
+
+/// `afeta`'s fields as serde derives them; [`Afeta`] reads them only from a map, because
+/// the derive would also take a JSON array by position (`[["RN-1"], [], []]`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AfetaFields {
+    #[serde(default)]
+    regras: Vec<String>,
+    #[serde(default)]
+    historias: Vec<String>,
+    #[serde(default)]
+    tarefas: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for Afeta {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectOnly;
+        impl<'de> serde::de::Visitor<'de> for ObjectOnly {
+            type Value = Afeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object {regras, historias, tarefas}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Afeta, A::Error> {
+                let f = AfetaFields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Afeta {
+                    regras: f.regras,
+                    historias: f.historias,
+                    tarefas: f.tarefas,
+                })
+            }
+        }
+        d.deserialize_map(ObjectOnly)
+    }
 }
 
 impl Afeta {
@@ -280,6 +311,47 @@ pub fn decide_answer(
     let decided = decide_shape(question, input)?;
     check_author_and_open(question, actor)?;
     Ok(decided)
+}
+
+/// Whether an answer carrying `key` is a retry of the answer the question already holds
+/// (an outbox delivering again after a lost reply): `Ok(true)` when the same person sent
+/// the same answer under the same key — its first result stands, nothing new is recorded;
+/// `Ok(false)` when the key is not the answer's (decide it as a new answer). The answer's
+/// key with another body, or from another person, is refused (`idempotency_key_reused`):
+/// it is not a retry, and answering it with the first answer would hide the difference.
+/// A body that is not an answer at all gets its own refusal first.
+pub fn is_replay(
+    question: &Question,
+    actor: &Actor,
+    input: &AnswerInput,
+    key: Option<&str>,
+) -> Result<bool, OqError> {
+    let Some(answer) = question.answer.as_ref() else {
+        return Ok(false);
+    };
+    if key.is_none() || answer.idempotency_key.as_deref() != key {
+        return Ok(false);
+    }
+    if answer.respondida_por != actor.id() {
+        return Err(OqError::invalid(
+            ErrorCode::IdempotencyKeyReused,
+            "this Idempotency-Key belongs to another person's answer; send a key of your own",
+        ));
+    }
+    let again = decide_shape(question, input)?;
+    let same = again.resposta == answer.resposta
+        && again.aceitou_sugestao == answer.aceitou_sugestao
+        && again.choices == answer.choices;
+    if !same {
+        return Err(OqError::invalid(
+            ErrorCode::IdempotencyKeyReused,
+            format!(
+                "this Idempotency-Key was used for another answer to {}; a retry sends the same body, a new answer a new key",
+                question.question_id
+            ),
+        ));
+    }
+    Ok(true)
 }
 
 /// Only the session's author acts on a question, and only while it is open.

@@ -3,6 +3,7 @@
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
@@ -15,7 +16,9 @@ use crate::domain::ErrorCode;
 pub const BODY_LIMIT: usize = 64 * 1024;
 
 /// A JSON body; wrong JSON, wrong types and unknown fields are 422 `invalid_body` naming
-/// the problem, a missing JSON content type 415, an oversize body 413.
+/// the problem, a missing JSON content type 415, an oversize body 413. The body must be a
+/// JSON object: serde's derived structs would also read an array by position
+/// (`["an answer"]` as `{resposta}`), which no client of ours means.
 pub struct ApiJson<T>(pub T);
 
 impl<S, T> FromRequest<S> for ApiJson<T>
@@ -26,11 +29,37 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        match axum::Json::<T>::from_request(req, state).await {
+        if !json_content_type(req.headers()) {
+            return Err(json_rejection(JsonRejection::MissingJsonContentType(
+                Default::default(),
+            )));
+        }
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| json_rejection(JsonRejection::from(e)))?;
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(ApiError::invalid_body(
+                "the body must be a JSON object ({…}), not an array, a string or a number",
+            ));
+        }
+        match axum::Json::<T>::from_bytes(&bytes) {
             Ok(axum::Json(v)) => Ok(ApiJson(v)),
             Err(rejection) => Err(json_rejection(rejection)),
         }
     }
+}
+
+/// `application/json` or `application/…+json`, as axum's own `Json` accepts.
+fn json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 fn json_rejection(r: JsonRejection) -> ApiError {

@@ -109,11 +109,9 @@ impl Upstream {
         let project = self.cfg.project.clone();
         let id = question.question_id.clone();
         if let Some(input) = &reply {
-            // A retry with the same key gets the first result, without a second POST.
-            let retried = question.answer.as_ref().is_some_and(|a| {
-                key.is_some() && a.idempotency_key == key && a.respondida_por == actor.id()
-            });
-            if retried {
+            // A retry with the same key gets the first result, without a second POST;
+            // the key with another body or person is refused (see `is_replay`).
+            if crate::domain::question::is_replay(&question, &actor, input, key.as_deref())? {
                 let (actor, input) = (actor.clone(), input.clone());
                 return self
                     .app

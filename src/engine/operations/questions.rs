@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::domain::choices::{Prompt, Upstream};
-use crate::domain::question::{check_declarer, decide_answer};
+use crate::domain::question::{check_declarer, decide_answer, is_replay};
 use crate::domain::readiness::{ReadinessGate, readiness_notice};
 use crate::domain::text::check_id;
 use crate::domain::{
@@ -255,12 +255,7 @@ fn answer_decision(
             check_id("Idempotency-Key", key)?;
         }
         let question = question_in(view, project_id, question_id)?;
-        let retried = question.answer.as_ref().is_some_and(|a| {
-            idempotency_key.is_some()
-                && a.idempotency_key.as_deref() == idempotency_key
-                && a.respondida_por == actor.id()
-        });
-        if retried {
+        if is_replay(&question, actor, input, idempotency_key)? {
             return Ok((Vec::new(), question));
         }
         let decided = decide_answer(&question, actor, input)?;
