@@ -12,6 +12,7 @@ pub mod domain;
 pub mod engine;
 pub mod logging;
 pub mod opencode;
+pub mod private_fs;
 pub mod server;
 pub mod source;
 pub mod tui;

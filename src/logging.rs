@@ -3,7 +3,6 @@
 //! default — `debug`, `trace`). Tokens, passwords and answer texts are never logged:
 //! callers log ids, routes, states and error codes.
 
-use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -30,9 +29,9 @@ impl std::io::Write for Quiet {
 /// mention, and nothing is logged.
 pub fn init(data_dir: &Path, name: &str) -> Result<PathBuf, std::io::Error> {
     let dir = data_dir.join("logs");
-    std::fs::create_dir_all(&dir)?;
+    crate::private_fs::create_dir(&dir)?;
     let path = dir.join(format!("{name}.log"));
-    let file = OpenOptions::new().create(true).append(true).open(&path)?;
+    let file = crate::private_fs::append(&path)?;
     let level = match std::env::var("OQ_LOG").as_deref() {
         Ok("error") => Level::ERROR,
         Ok("warn") => Level::WARN,

@@ -4,13 +4,13 @@
 //! none doubled, none lost. The moments come from a seeded RNG; nothing is timed.
 #![allow(clippy::unwrap_used)]
 
-mod outbox_server;
+mod serve_process;
 
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use outbox_server::{Serve, outbox_items};
+use serve_process::{Serve, outbox_items};
 
 /// xorshift64*: enough randomness for kill moments, the same on every run.
 struct Rng(u64);

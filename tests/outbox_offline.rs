@@ -4,10 +4,10 @@
 //! conflict with its text kept.
 #![allow(clippy::unwrap_used)]
 
-mod outbox_server;
+mod serve_process;
 
-use outbox_server::{Serve, outbox_items};
 use serde_json::Value;
+use serve_process::{Serve, outbox_items};
 
 const QUEUED: i32 = 12;
 

@@ -20,7 +20,10 @@ fn body_routes(w: &World) -> Vec<(&'static str, String)> {
         (ANA, "/projects/loja/sessions".into()),
         (PO, "/projects/loja/stories".into()),
         (PO, format!("/projects/loja/stories/{}/state", w.story)),
-        (PO, format!("/projects/loja/stories/{}/corrections", w.story)),
+        (
+            PO,
+            format!("/projects/loja/stories/{}/corrections", w.story),
+        ),
         (DEV_LEAD, "/projects/loja/tasks".into()),
         (DEV_LEAD, format!("/projects/loja/tasks/{}/state", w.task)),
         (QA, format!("/projects/loja/tasks/{}/qa-verdicts", w.task)),
@@ -65,7 +68,10 @@ async fn a_body_is_a_json_object_or_it_is_refused() {
     assert_eq!(s.revision(), before, "a refused body changed nothing");
     // The question is still open: `["an answer"]` did not answer it.
     let r = s
-        .get(ANA, &format!("/projects/loja/open-questions/{}", w.question))
+        .get(
+            ANA,
+            &format!("/projects/loja/open-questions/{}", w.question),
+        )
         .await;
     assert_eq!(must(&r, 200)["status"], "open");
     s.stop().await;
@@ -107,10 +113,17 @@ async fn misleading_text_is_refused_with_its_own_code() {
         let r = s.post(ANA, &answer, json!({"resposta": resposta})).await;
         let body = must(&r, 422);
         assert_eq!(body["code"], code, "{resposta:?}: {r:?}");
-        assert!(body["message"].as_str().unwrap().contains("resposta"), "{r:?}");
+        assert!(
+            body["message"].as_str().unwrap().contains("resposta"),
+            "{r:?}"
+        );
     }
     let r = s
-        .post(PO, "/projects/loja/stories", json!({"title": "\u{2066}Checkout"}))
+        .post(
+            PO,
+            "/projects/loja/stories",
+            json!({"title": "\u{2066}Checkout"}),
+        )
         .await;
     assert_eq!(must(&r, 422)["code"], "bidi_control");
     assert_eq!(s.revision(), before, "nothing refused was recorded");

@@ -6,7 +6,6 @@
 //! otherwise); a file that cannot be read or parsed, or whose value is not a boolean,
 //! is `None` — the machine's `unavailable`, which never auto-answers.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -35,19 +34,7 @@ pub fn read(path: &Path, default: bool) -> Option<bool> {
 
 /// Stores the toggle atomically.
 pub fn write(path: &Path, enabled: bool) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(json!({ FIELD: enabled }).to_string().as_bytes())?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    crate::private_fs::write_atomically(path, json!({ FIELD: enabled }).to_string().as_bytes())
 }
 
 #[cfg(test)]

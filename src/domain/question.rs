@@ -50,7 +50,8 @@ impl<'de> Deserialize<'de> for Afeta {
                 f.write_str("an object {regras, historias, tarefas}")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Afeta, A::Error> {
-                let f = AfetaFields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                let f =
+                    AfetaFields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
                 Ok(Afeta {
                     regras: f.regras,
                     historias: f.historias,

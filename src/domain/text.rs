@@ -23,7 +23,10 @@ pub fn check_text(field: &str, value: &str, max: usize) -> Result<String, OqErro
             format!("{field} is empty"),
         ));
     }
-    if trimmed.chars().all(|c| c.is_whitespace() || is_invisible(c)) {
+    if trimmed
+        .chars()
+        .all(|c| c.is_whitespace() || is_invisible(c))
+    {
         return Err(OqError::invalid(
             ErrorCode::EmptyText,
             format!("{field} holds only invisible characters (zero-width spaces, joiners…)"),

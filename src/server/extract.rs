@@ -1,9 +1,9 @@
 //! Extractors that refuse in our error format: axum's own rejections are plain text, and a
 //! client must be able to read every refusal as `{code, message}`.
 
+use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
-use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
@@ -57,7 +57,12 @@ fn json_content_type(headers: &axum::http::HeaderMap) -> bool {
     else {
         return false;
     };
-    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     essence == "application/json"
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }

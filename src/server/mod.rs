@@ -272,7 +272,17 @@ async fn log_request(
 
 /// Binds `config.listen` and serves until a termination signal.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
+    // Before anything is created in it: a data dir made here is 0700, one that exists
+    // keeps the mode its owner gave it, which may let others read the answers.
+    let exposed = crate::private_fs::exposed(&config.data_dir);
     let log = crate::logging::init(&config.data_dir, "serve");
+    if let Some(mode) = exposed {
+        eprintln!(
+            "oq serve: WARNING: the data dir {} is readable by others (mode {mode:o}); the store holds every question and answer: chmod 700 it",
+            config.data_dir.display()
+        );
+        tracing::warn!(data_dir = %config.data_dir.display(), mode = format!("{mode:o}"), "data dir readable by others");
+    }
     // Handlers first: a signal that arrives right after "listening" must stop us cleanly.
     let signals = signals::Signals::install()?;
     let listener = TcpListener::bind(config.listen)

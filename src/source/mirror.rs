@@ -8,7 +8,6 @@
 //! "offline since" survives from one door to the next. It never holds answers: those go
 //! to the outbox.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -67,17 +66,7 @@ impl Mirror {
     }
 
     fn write_atomic(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
-        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        // The rename itself is durable once the directory is synced.
-        if let Ok(d) = std::fs::File::open(&self.dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        crate::private_fs::write_atomically(path, bytes)
     }
 
     /// Saves a first page after a successful list.

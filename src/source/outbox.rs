@@ -138,13 +138,15 @@ pub fn new_key() -> Result<String, OqError> {
 impl Outbox {
     /// Opens (creating) `<data_dir>/outbox.sqlite3`.
     pub fn open(data_dir: &Path) -> Result<Outbox, OqError> {
-        std::fs::create_dir_all(data_dir).map_err(|e| {
-            OqError::store(
-                ErrorCode::Outbox,
-                format!("cannot create {}: {e}", data_dir.display()),
-            )
-        })?;
         let path = data_dir.join(OUTBOX_FILE);
+        crate::private_fs::create_dir(data_dir)
+            .and_then(|()| crate::private_fs::ensure_file(&path))
+            .map_err(|e| {
+                OqError::store(
+                    ErrorCode::Outbox,
+                    format!("cannot create {}: {e}", path.display()),
+                )
+            })?;
         let conn = Connection::open(&path).map_err(db)?;
         // Many `oq answer` processes may share the file: wait on a lock, never fail on it.
         conn.busy_timeout(Duration::from_secs(30)).map_err(db)?;

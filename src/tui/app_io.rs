@@ -52,9 +52,11 @@ pub(super) fn edit(
     question_id: &str,
     text: &str,
 ) -> Result<String, String> {
-    std::fs::create_dir_all(dir).map_err(text_err)?;
+    crate::private_fs::create_dir(dir).map_err(text_err)?;
     let path = dir.join(format!(".edit-{}-{question_id}.md", std::process::id()));
-    std::fs::write(&path, text).map_err(text_err)?;
+    crate::private_fs::create(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .map_err(text_err)?;
     let editor = std::env::var("VISUAL")
         .ok()
         .or_else(|| std::env::var("EDITOR").ok())

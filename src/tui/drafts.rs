@@ -3,7 +3,6 @@
 //! half of one), read back at start, removed after a successful answer.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
@@ -63,14 +62,7 @@ impl Drafts {
         let path = self
             .path(question_id)
             .ok_or_else(|| std::io::Error::other("not a question id"))?;
-        std::fs::create_dir_all(&self.dir)?;
-        let tmp = self
-            .dir
-            .join(format!(".{question_id}.{}.tmp", std::process::id()));
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &path)
+        crate::private_fs::write_atomically(&path, text.as_bytes())
     }
 
     pub fn remove(&self, question_id: &str) -> std::io::Result<()> {

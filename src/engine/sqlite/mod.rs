@@ -93,7 +93,7 @@ impl SqliteStore {
     /// Opens (creating if needed) the store in `data_dir`.
     pub fn open_in(data_dir: &Path) -> Result<Self, OqError> {
         let path = data_dir.join(STORE_FILE);
-        std::fs::create_dir_all(data_dir).map_err(|e| match e.raw_os_error() {
+        crate::private_fs::create_dir(data_dir).map_err(|e| match e.raw_os_error() {
             Some(libc::ENOSPC | libc::EDQUOT) => fault::disk_full(&path),
             _ => OqError::store(
                 ErrorCode::DataDirNotWritable,

@@ -205,6 +205,9 @@ fn write_schema(temp: &Path, store: &Path) -> Result<(), OqError> {
         let errno = conn.map(vfs::system_errno).unwrap_or(0);
         fault::classify_at(store, errno, e)
     };
+    // 0600 before SQLite creates it with the umask's mode; the store is this file
+    // linked into place, and SQLite gives its -wal and -shm the database file's mode.
+    crate::private_fs::ensure_file(temp).map_err(|e| io_error(store, &e))?;
     let mut conn = super::connect(temp).map_err(|e| fail(None, e))?;
     conn.pragma_update(None, "journal_mode", "WAL")
         .map_err(|e| fail(Some(&conn), e))?;

@@ -1,11 +1,13 @@
 //! A real `oq serve` process (the built binary) on a loopback port the test picks, so it
-//! can be killed and started again at the same address; its store seeded through the
-//! library, and read back with rusqlite to count events. Every process is killed on drop.
+//! can be killed and started again at the same address, signalled, started under a given
+//! umask, and read on stderr; its store seeded through the library, and read back with
+//! rusqlite to count events. Every process is killed on drop.
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 
 use oq::domain::{Actor, AnswerInput, DeclareInput, Role, SessionKind};
 use oq::engine::{EngineConfig, LocalEngine, SqliteStore};
@@ -20,12 +22,18 @@ pub struct Serve {
     pub dir: tempfile::TempDir,
     pub base: String,
     pub token: String,
+<<<<<<< HEAD:tests/outbox_server/mod.rs
     /// [`PO_BOT`]'s token.
     pub agent_token: String,
     /// Where the store lives (`data` beside the config unless given).
     store: PathBuf,
     port: u16,
+=======
+    pub port: u16,
+>>>>>>> e07aa15 (files at rest: data dirs 0700 and every file 0600 whatever the umask; oq serve warns about a data dir others can read):tests/serve_process/mod.rs
     child: Option<Child>,
+    /// Everything the process wrote on stderr so far.
+    stderr: Arc<Mutex<String>>,
 }
 
 /// A free loopback port: bind to 0, read it, let it go.
@@ -37,21 +45,37 @@ fn free_port() -> u16 {
 impl Serve {
     /// A server for project `loja` with person `dev-a` and agent `po-bot`; not started yet.
     pub fn new() -> Serve {
+<<<<<<< HEAD:tests/outbox_server/mod.rs
         Serve::with_store(None)
     }
 
     /// [`Serve::new`] with its store in `data_dir` (default: `data` beside its config).
     pub fn with_store(data_dir: Option<&Path>) -> Serve {
+=======
+        Serve::with_config("")
+    }
+
+    /// [`Serve::new`] with `extra` TOML: top-level keys first (before any table), then
+    /// tables (`[[opencode]]`…) after a blank line.
+    pub fn with_config(extra: &str) -> Serve {
+>>>>>>> e07aa15 (files at rest: data dirs 0700 and every file 0600 whatever the umask; oq serve warns about a data dir others can read):tests/serve_process/mod.rs
         let dir = tempfile::tempdir().unwrap();
         let token = oq::engine::ids::token();
         let agent_token = oq::engine::ids::token();
         let port = free_port();
+<<<<<<< HEAD:tests/outbox_server/mod.rs
         let store = data_dir.map_or_else(|| dir.path().join("data"), Path::to_path_buf);
         let cfg = format!(
             "listen = \"127.0.0.1:{port}\"\ndata_dir = {:?}\n\n[[users]]\nid = \"{DEV}\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\n[[users]]\nid = \"{PO_BOT}\"\nkind = \"agent\"\nrole = \"po\"\ntoken_sha256 = \"{}\"\n\n[[projects]]\nid = \"loja\"\nmembers = [\"{DEV}\"]\nagents = [\"{PO_BOT}\"]\n",
             store.to_string_lossy(),
             hex::encode(token_hash(&token)),
             hex::encode(token_hash(&agent_token))
+=======
+        let (keys, tables) = extra.split_once("\n\n").unwrap_or((extra, ""));
+        let cfg = format!(
+            "listen = \"127.0.0.1:{port}\"\ndata_dir = \"data\"\n{keys}\n\n[[users]]\nid = \"{DEV}\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\n[[projects]]\nid = \"loja\"\nmembers = [\"{DEV}\"]\n\n{tables}\n",
+            hex::encode(token_hash(&token))
+>>>>>>> e07aa15 (files at rest: data dirs 0700 and every file 0600 whatever the umask; oq serve warns about a data dir others can read):tests/serve_process/mod.rs
         );
         std::fs::write(dir.path().join("serve.toml"), cfg).unwrap();
         Serve {
@@ -62,7 +86,17 @@ impl Serve {
             store,
             port,
             child: None,
+            stderr: Arc::default(),
         }
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("serve.toml")
+    }
+
+    /// What the process wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
     }
 
     pub fn store_dir(&self) -> PathBuf {
@@ -111,6 +145,7 @@ impl Serve {
     }
 
     pub fn start(&mut self) {
+<<<<<<< HEAD:tests/outbox_server/mod.rs
         self.start_with(&[]);
     }
 
@@ -120,16 +155,56 @@ impl Serve {
             .args(["serve", "--config"])
             .arg(self.dir.path().join("serve.toml"))
             .envs(env.iter().copied())
+=======
+        self.start_under(None);
+    }
+
+    /// Starts the server, under `umask` (octal, as `sh`'s `umask` takes it) when given,
+    /// and waits until it says where it listens.
+    pub fn start_under(&mut self, umask: Option<&str>) {
+        let mut cmd = match umask {
+            // `exec`, so the child is the server itself (signals reach it).
+            Some(mask) => {
+                let mut c = Command::new("sh");
+                c.arg("-c")
+                    .arg(format!("umask {mask} && exec \"$0\" serve --config \"$1\""))
+                    .arg(OQ)
+                    .arg(self.config_path());
+                c
+            }
+            None => {
+                let mut c = Command::new(OQ);
+                c.args(["serve", "--config"]).arg(self.config_path());
+                c
+            }
+        };
+        let mut child = cmd
+            .current_dir(self.dir.path())
+            .env_remove("OQ_LOG")
+>>>>>>> e07aa15 (files at rest: data dirs 0700 and every file 0600 whatever the umask; oq serve warns about a data dir others can read):tests/serve_process/mod.rs
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let sink = Arc::clone(&self.stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         loop {
-            let line = lines
-                .next()
-                .expect("the server says where it listens")
-                .unwrap();
+            let Some(Ok(line)) = lines.next() else {
+                let _ = child.wait();
+                panic!("the server did not start: {}", self.stderr());
+            };
             if line.contains("listening on") {
                 assert!(line.contains(&self.port.to_string()), "{line}");
                 break;
@@ -137,6 +212,25 @@ impl Serve {
         }
         std::thread::spawn(move || for _ in lines {});
         self.child = Some(child);
+    }
+
+    /// Sends `signal` (`TERM`, `HUP`…) to the server.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.as_ref().expect("running").id();
+        let ok = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{signal} {pid}");
+    }
+
+    /// SIGTERM, and the exit code once it stopped.
+    pub fn stop(&mut self) -> Option<i32> {
+        self.signal("TERM");
+        let mut c = self.child.take()?;
+        c.wait().unwrap().code()
     }
 
     /// kill -9, and wait for it.
