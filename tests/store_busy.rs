@@ -8,7 +8,7 @@
 mod common;
 mod common_fault;
 mod common_pty;
-mod outbox_server;
+mod serve_process;
 
 use std::path::Path;
 
@@ -16,8 +16,8 @@ use common::{Out, engine, oq, run, spawn, store_file};
 use common_fault::Faults;
 use common_pty::Tui;
 use oq::domain::{Actor, DeclareInput, Role, SessionKind};
-use outbox_server::{DEV, Serve};
 use serde_json::json;
+use serve_process::{DEV, Serve};
 
 const BUSY_MS: &str = "300";
 

@@ -8,7 +8,7 @@
 mod common;
 mod common_disk;
 mod common_pty;
-mod outbox_server;
+mod serve_process;
 
 use std::path::Path;
 use std::time::Duration;
@@ -16,8 +16,8 @@ use std::time::Duration;
 use common::{Out, oq, run};
 use common_disk::SmallDisk;
 use common_pty::Tui;
-use outbox_server::{DEV, Serve};
 use serde_json::{Value, json};
+use serve_process::{DEV, Serve};
 
 /// Writes tried before the disk must have said it is full.
 const WRITES_UNTIL_FULL: usize = 400;

@@ -8,12 +8,12 @@
 
 mod common;
 mod common_fault;
-mod outbox_server;
+mod serve_process;
 
 use common::{oq, run};
 use common_fault::Faults;
-use outbox_server::{DEV, Serve};
 use serde_json::{Value, json};
+use serve_process::{DEV, Serve};
 
 struct Http {
     rt: tokio::runtime::Runtime,

@@ -22,15 +22,11 @@ pub struct Serve {
     pub dir: tempfile::TempDir,
     pub base: String,
     pub token: String,
-<<<<<<< HEAD:tests/outbox_server/mod.rs
     /// [`PO_BOT`]'s token.
     pub agent_token: String,
     /// Where the store lives (`data` beside the config unless given).
     store: PathBuf,
-    port: u16,
-=======
     pub port: u16,
->>>>>>> e07aa15 (files at rest: data dirs 0700 and every file 0600 whatever the umask; oq serve warns about a data dir others can read):tests/serve_process/mod.rs
     child: Option<Child>,
     /// Everything the process wrote on stderr so far.
     stderr: Arc<Mutex<String>>,
@@ -45,37 +41,32 @@ fn free_port() -> u16 {
 impl Serve {
     /// A server for project `loja` with person `dev-a` and agent `po-bot`; not started yet.
     pub fn new() -> Serve {
-<<<<<<< HEAD:tests/outbox_server/mod.rs
-        Serve::with_store(None)
+        Serve::build(None, "")
     }
 
     /// [`Serve::new`] with its store in `data_dir` (default: `data` beside its config).
     pub fn with_store(data_dir: Option<&Path>) -> Serve {
-=======
-        Serve::with_config("")
+        Serve::build(data_dir, "")
     }
 
     /// [`Serve::new`] with `extra` TOML: top-level keys first (before any table), then
     /// tables (`[[opencode]]`…) after a blank line.
     pub fn with_config(extra: &str) -> Serve {
->>>>>>> e07aa15 (files at rest: data dirs 0700 and every file 0600 whatever the umask; oq serve warns about a data dir others can read):tests/serve_process/mod.rs
+        Serve::build(None, extra)
+    }
+
+    fn build(data_dir: Option<&Path>, extra: &str) -> Serve {
         let dir = tempfile::tempdir().unwrap();
         let token = oq::engine::ids::token();
         let agent_token = oq::engine::ids::token();
         let port = free_port();
-<<<<<<< HEAD:tests/outbox_server/mod.rs
         let store = data_dir.map_or_else(|| dir.path().join("data"), Path::to_path_buf);
+        let (keys, tables) = extra.split_once("\n\n").unwrap_or((extra, ""));
         let cfg = format!(
-            "listen = \"127.0.0.1:{port}\"\ndata_dir = {:?}\n\n[[users]]\nid = \"{DEV}\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\n[[users]]\nid = \"{PO_BOT}\"\nkind = \"agent\"\nrole = \"po\"\ntoken_sha256 = \"{}\"\n\n[[projects]]\nid = \"loja\"\nmembers = [\"{DEV}\"]\nagents = [\"{PO_BOT}\"]\n",
+            "listen = \"127.0.0.1:{port}\"\ndata_dir = {:?}\n{keys}\n\n[[users]]\nid = \"{DEV}\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\n[[users]]\nid = \"{PO_BOT}\"\nkind = \"agent\"\nrole = \"po\"\ntoken_sha256 = \"{}\"\n\n[[projects]]\nid = \"loja\"\nmembers = [\"{DEV}\"]\nagents = [\"{PO_BOT}\"]\n\n{tables}\n",
             store.to_string_lossy(),
             hex::encode(token_hash(&token)),
             hex::encode(token_hash(&agent_token))
-=======
-        let (keys, tables) = extra.split_once("\n\n").unwrap_or((extra, ""));
-        let cfg = format!(
-            "listen = \"127.0.0.1:{port}\"\ndata_dir = \"data\"\n{keys}\n\n[[users]]\nid = \"{DEV}\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\n[[projects]]\nid = \"loja\"\nmembers = [\"{DEV}\"]\n\n{tables}\n",
-            hex::encode(token_hash(&token))
->>>>>>> e07aa15 (files at rest: data dirs 0700 and every file 0600 whatever the umask; oq serve warns about a data dir others can read):tests/serve_process/mod.rs
         );
         std::fs::write(dir.path().join("serve.toml"), cfg).unwrap();
         Serve {
@@ -145,23 +136,21 @@ impl Serve {
     }
 
     pub fn start(&mut self) {
-<<<<<<< HEAD:tests/outbox_server/mod.rs
-        self.start_with(&[]);
+        self.launch(None, &[]);
     }
 
     /// [`Serve::start`] with more environment (an `LD_PRELOAD`, a knob).
     pub fn start_with(&mut self, env: &[(&str, &str)]) {
-        let mut child = Command::new(OQ)
-            .args(["serve", "--config"])
-            .arg(self.dir.path().join("serve.toml"))
-            .envs(env.iter().copied())
-=======
-        self.start_under(None);
+        self.launch(None, env);
     }
 
-    /// Starts the server, under `umask` (octal, as `sh`'s `umask` takes it) when given,
-    /// and waits until it says where it listens.
+    /// [`Serve::start`] under `umask` (octal, as `sh`'s `umask` takes it).
     pub fn start_under(&mut self, umask: Option<&str>) {
+        self.launch(umask, &[]);
+    }
+
+    /// Starts the server and waits until it says where it listens.
+    fn launch(&mut self, umask: Option<&str>, env: &[(&str, &str)]) {
         let mut cmd = match umask {
             // `exec`, so the child is the server itself (signals reach it).
             Some(mask) => {
@@ -181,7 +170,7 @@ impl Serve {
         let mut child = cmd
             .current_dir(self.dir.path())
             .env_remove("OQ_LOG")
->>>>>>> e07aa15 (files at rest: data dirs 0700 and every file 0600 whatever the umask; oq serve warns about a data dir others can read):tests/serve_process/mod.rs
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
