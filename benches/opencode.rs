@@ -111,6 +111,7 @@ fn main() {
             auto_delegate: false,
             window_seconds: 30,
             timing: UpstreamTiming::default(),
+            admins: None,
         },
         None,
     );

@@ -12,6 +12,12 @@ use crate::domain::{
 };
 use crate::engine::ParkedTask;
 
+pub mod auto_delegate;
+
+pub use auto_delegate::{
+    AutoCommand, AutoDelegate, AutoRequest, AutoState, BridgeHealth, DelegateSnapshot,
+};
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuestionItem {
@@ -128,6 +134,16 @@ pub struct QuestionList {
     pub total: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+}
+
+/// `GET …/open-questions` on `oq serve`: the page, and the connection of each OpenCode
+/// upstream bridged into the project (absent without one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListReply {
+    #[serde(flatten)]
+    pub list: QuestionList,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bridges: Vec<BridgeHealth>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,76 +290,3 @@ pub struct VerdictReply {
 
 /// `GET …/dev-context` and `GET …/readiness` bodies are the engine's own shapes.
 pub use crate::engine::{DevContext, Readiness};
-
-/// The auto-delegate of an `oq serve` OpenCode bridge, as a client shows it
-/// (`GET /api/question-auto-delegate`, every upstream of the caller merged): per question
-/// id (an imported question's id is OpenCode's request id), its state and countdown.
-/// A source without a bridge has none (`Source::auto_delegate` → `None`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AutoDelegate {
-    /// The feature is on for at least one of the caller's upstreams.
-    pub enabled: bool,
-    /// By question id.
-    pub requests: std::collections::BTreeMap<String, AutoRequest>,
-}
-
-/// One request of the auto-delegate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AutoRequest {
-    pub state: AutoState,
-    /// When it auto-answers, in Unix ms on the client's clock (the server's remaining
-    /// time added to the client's clock when the snapshot arrived, so a skewed clock does
-    /// not shift the countdown); only while counting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deadline_unix_ms: Option<i64>,
-    /// `interaction`, `user` or `goal`, while paused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pause_reason: Option<String>,
-    /// The feature is on for this request's upstream.
-    pub enabled: bool,
-}
-
-/// Seed 002's request states; a state a newer server adds reads as `Unknown`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AutoState {
-    /// Known, but not armed (no authoritative directory yet, or settings not loaded).
-    Waiting,
-    Counting,
-    Paused,
-    /// The feature is off.
-    Disabled,
-    Submitting,
-    /// Upstream may already have an answer: never sent again.
-    Uncertain,
-    Settled,
-    #[serde(other)]
-    Unknown,
-}
-
-impl AutoState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AutoState::Waiting => "waiting",
-            AutoState::Counting => "counting",
-            AutoState::Paused => "paused",
-            AutoState::Disabled => "disabled",
-            AutoState::Submitting => "submitting",
-            AutoState::Uncertain => "uncertain",
-            AutoState::Settled => "settled",
-            AutoState::Unknown => "unknown",
-        }
-    }
-}
-
-/// The reply to a pause or a delegate: the request's state after it, and whether the
-/// bridge did not know the request yet and is listing upstream to find it (try again).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AutoCommand {
-    pub recovering: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<AutoState>,
-}

@@ -1,175 +1,27 @@
-//! The bridge against a scripted upstream: a tiny axum server in this file imitates
-//! OpenCode's question routes (list, reply, reject, session, the event stream) and
-//! answers POSTs as each test chooses — 200, 404, 422, 500, a hang (a timeout after
-//! dispatch), or not at all because it is gone (connection refused) — while the test
-//! drives its event stream. Waits poll a condition under a deadline.
+//! The bridge against a scripted upstream (`bridge_server::scripted`): OpenCode's
+//! question routes imitated, POSTs answered as each test chooses, the event stream
+//! driven by the test. What is checked is what oq *says* happened — every settlement in
+//! the log as what it was — and that a POST leaves at most once. Waits poll a condition
+//! under a deadline; nothing asserts a duration.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bridge_server;
 
-use std::convert::Infallible;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{Path, Query, State};
-use axum::response::sse::{Event as SseEvent, Sse};
-use axum::routing::{get, post};
-use futures_util::Stream;
 use oq::bridge::connection::End;
 use oq::server::config::UpstreamTiming;
 use reqwest::Method;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
+use bridge_server::scripted::{DIR, Mode, Script, Shared, Upstream, request, start_upstream};
 use bridge_server::{BridgeServer, Upstreamed, until};
 
 const DEADLINE: Duration = Duration::from_secs(20);
-const DIR: &str = "/srv/scripted/work";
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Mode {
-    Status(u16),
-    /// Accept and never answer: the bridge's POST times out after dispatch.
-    Hang,
-}
-
-#[derive(Default)]
-struct Script {
-    pending: Vec<Value>,
-    mode: Option<Mode>,
-    /// Every POST received: (request id, "reply"|"reject", body).
-    posts: Vec<(String, String, Value)>,
-    streams: Vec<mpsc::UnboundedSender<Value>>,
-    /// Send nothing on new streams, not even `server.connected` (a stall).
-    silent: bool,
-}
-
-type Shared = Arc<Mutex<Script>>;
-
-#[derive(serde::Deserialize)]
-struct Dir {
-    #[allow(dead_code)]
-    directory: Option<String>,
-}
-
-async fn list(State(s): State<Shared>, Query(_): Query<Dir>) -> axum::Json<Value> {
-    axum::Json(Value::Array(s.lock().unwrap().pending.clone()))
-}
-
-async fn settle(s: &Shared, id: &str, kind: &str, body: Value) -> (axum::http::StatusCode, String) {
-    let mode = {
-        let mut g = s.lock().unwrap();
-        g.posts
-            .push((id.to_string(), kind.to_string(), body.clone()));
-        g.mode.unwrap_or(Mode::Status(200))
-    };
-    match mode {
-        Mode::Hang => {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            (axum::http::StatusCode::OK, "true".into())
-        }
-        Mode::Status(code) => {
-            if code == 200 {
-                let mut g = s.lock().unwrap();
-                g.pending.retain(|r| r["id"] != id);
-                let ev = json!({"type": if kind == "reply" {"question.replied"} else {"question.rejected"},
-                    "properties": {"sessionID": "ses_1", "requestID": id, "answers": body["answers"].clone()}});
-                g.streams.retain(|t| t.send(ev.clone()).is_ok());
-            }
-            (
-                axum::http::StatusCode::from_u16(code).unwrap(),
-                if code == 200 {
-                    "true".into()
-                } else {
-                    json!({"message": "scripted"}).to_string()
-                },
-            )
-        }
-    }
-}
-
-async fn reply(
-    State(s): State<Shared>,
-    Path(id): Path<String>,
-    axum::Json(body): axum::Json<Value>,
-) -> (axum::http::StatusCode, String) {
-    settle(&s, &id, "reply", body).await
-}
-
-async fn reject(
-    State(s): State<Shared>,
-    Path(id): Path<String>,
-) -> (axum::http::StatusCode, String) {
-    settle(&s, &id, "reject", Value::Null).await
-}
-
-async fn session(Path(id): Path<String>) -> axum::Json<Value> {
-    axum::Json(json!({"id": id, "directory": DIR, "title": "t"}))
-}
-
-async fn events(State(s): State<Shared>) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
-    let (tx, rx) = mpsc::unbounded_channel::<Value>();
-    {
-        let mut g = s.lock().unwrap();
-        if !g.silent {
-            let _ = tx.send(json!({"type": "server.connected", "properties": {}}));
-        }
-        g.streams.push(tx);
-    }
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        let v = rx.recv().await?;
-        Some((Ok(SseEvent::default().data(v.to_string())), rx))
-    });
-    Sse::new(stream)
-}
-
-struct Upstream {
-    script: Shared,
-    port: u16,
-    task: tokio::task::JoinHandle<()>,
-}
-
-/// Starts the scripted upstream on `port` (0: any) on `rt`.
-fn start_upstream(rt: &tokio::runtime::Runtime, script: Shared, port: u16) -> Upstream {
-    rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
-            .await
-            .unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let app = Router::new()
-            .route("/question", get(list))
-            .route("/question/{id}/reply", post(reply))
-            .route("/question/{id}/reject", post(reject))
-            .route("/session/{id}", get(session))
-            .route("/event", get(events))
-            .with_state(script.clone());
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Upstream { script, port, task }
-    })
-}
-
-fn request(id: &str) -> Value {
-    json!({"id": id, "sessionID": "ses_1", "questions": [{"question": format!("Question {id}?"), "header": "H",
-        "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}], "multiple": false}]})
-}
-
-fn emit(script: &Shared, ev: Value) {
-    script
-        .lock()
-        .unwrap()
-        .streams
-        .retain(|t| t.send(ev.clone()).is_ok());
-}
-
-fn posts(script: &Shared) -> usize {
-    script.lock().unwrap().posts.len()
-}
-
-/// A bridge on a scripted upstream (the upstream runs on the bridge's runtime).
+/// A bridge on a scripted upstream (the upstream runs on a runtime of its own).
 fn setup(
     pending: &[&str],
     auto: bool,
@@ -202,11 +54,9 @@ fn setup_with(
     let url = format!("http://127.0.0.1:{}", up.port);
     let s = BridgeServer::start(
         &Upstreamed {
-            url: &url,
-            directories: &[DIR],
-            auto_delegate: auto,
             window_seconds: window,
             timing,
+            ..Upstreamed::at(&url, &[DIR], auto)
         },
         data_dir,
     );
@@ -222,6 +72,7 @@ fn fast() -> UpstreamTiming {
         subscribe_timeout: Duration::from_secs(5),
         backoff_min: Duration::from_millis(20),
         backoff_max: Duration::from_millis(100),
+        settled_retention: Duration::from_secs(300),
     }
 }
 
@@ -239,11 +90,21 @@ fn wait_open(s: &BridgeServer, id: &str) {
     .unwrap_or_else(|| panic!("{id} never imported"));
 }
 
-fn wait_closed(s: &BridgeServer, id: &str) -> Value {
+/// Waits until `id` is no longer open; returns it.
+fn wait_settled(s: &BridgeServer, id: &str) -> Value {
     until(DEADLINE, || {
-        Some(s.question(id)).filter(|q| q["status"] == "closed")
+        Some(s.question(id)).filter(|q| q["status"] != "open")
     })
-    .unwrap_or_else(|| panic!("{id} never closed"))
+    .unwrap_or_else(|| panic!("{id} never settled"))
+}
+
+/// The log's events of `kind` about `id`.
+fn notes(s: &BridgeServer, kind: &str, id: &str) -> Vec<(String, Value)> {
+    s.events()
+        .into_iter()
+        .filter(|e| e.event.type_name() == kind && e.event.question_id() == Some(id))
+        .map(|e| (e.actor.clone(), serde_json::to_value(&e.event).unwrap()))
+        .collect()
 }
 
 /// A session with a bridge id that someone else made (in a store written before the
@@ -295,12 +156,12 @@ fn a_bridge_session_someone_else_made_gets_no_question() {
     );
     assert_eq!(st, 200);
     assert_eq!(outro["total"], 0, "{outro}");
-    assert_eq!(posts(&up.script), 0);
+    assert_eq!(up.posts(), 0);
     s.stop();
 }
 
 #[test]
-fn imports_and_keeps_in_sync_with_replied_rejected_and_missing() {
+fn each_settlement_upstream_reports_is_recorded_as_what_it_was() {
     let (s, up) = setup(&["que_a", "que_b", "que_c"], false, 30, fast());
     for id in ["que_a", "que_b", "que_c"] {
         wait_open(&s, id);
@@ -308,39 +169,39 @@ fn imports_and_keeps_in_sync_with_replied_rejected_and_missing() {
     let q = s.question("que_a");
     assert_eq!(q["source"], "opencode");
     assert_eq!(q["autor"], "opencode");
+    assert_eq!(q["upstream"]["callID"], "call_que_a");
     // Asked on the stream: imported.
     up.script.lock().unwrap().pending.push(request("que_d"));
-    emit(
-        &up.script,
-        json!({"type": "question.asked", "properties": request("que_d")}),
-    );
+    up.emit(json!({"type": "question.asked", "properties": request("que_d")}));
     wait_open(&s, "que_d");
-    // Replied and rejected upstream: closed External.
-    emit(
-        &up.script,
-        json!({"type": "question.replied", "properties": {"sessionID": "ses_1", "requestID": "que_a", "answers": [["A"]]}}),
-    );
-    emit(
-        &up.script,
-        json!({"type": "question.rejected", "properties": {"sessionID": "ses_1", "requestID": "que_b"}}),
-    );
-    assert_eq!(wait_closed(&s, "que_a")["closed"]["reason"], "external");
-    assert_eq!(wait_closed(&s, "que_b")["closed"]["reason"], "external");
-    // Missing from a successful list (after a reconnect's rehydrate): closed External.
-    up.script
-        .lock()
-        .unwrap()
-        .pending
-        .retain(|r| r["id"] != "que_c");
-    let u = s.upstream();
-    assert!(u.end_connection(End::StreamError("test".into())));
-    assert_eq!(wait_closed(&s, "que_c")["closed"]["reason"], "external");
+    // Answered in OpenCode itself: an answer by OpenCode, with its answers.
+    up.emit(json!({"type": "question.replied", "properties": {"sessionID": "ses_1", "requestID": "que_a", "answers": [["A"]]}}));
+    let a = wait_settled(&s, "que_a");
+    assert_eq!(a["status"], "answered", "{a}");
+    assert_eq!(a["answer"]["decisionSource"], "upstream", "{a}");
+    assert_eq!(a["answer"]["answers"], json!([["A"]]));
+    assert_eq!(a["answer"]["respondidaPor"], "opencode");
+    // Dismissed in OpenCode itself: closed, by upstream.
+    up.emit(json!({"type": "question.rejected", "properties": {"sessionID": "ses_1", "requestID": "que_b"}}));
+    let b = wait_settled(&s, "que_b");
+    assert_eq!(b["status"], "closed", "{b}");
+    assert_eq!(b["closed"]["decisionSource"], "upstream", "{b}");
+    // Gone from a successful list while its tool still runs (OpenCode lost it): vanished,
+    // not an answer.
+    {
+        let mut g = up.script.lock().unwrap();
+        g.pending.retain(|r| r["id"] != "que_c");
+        g.parts
+            .insert("call_que_c".into(), json!({"status": "running"}));
+    }
+    assert!(s.end_connection(End::StreamError("test".into())));
+    let c = wait_settled(&s, "que_c");
+    assert_eq!(c["status"], "closed", "{c}");
+    assert_eq!(c["closed"]["decisionSource"], "vanished", "{c}");
+    assert!(c["answer"].is_null());
     assert!(open_ids(&s).contains(&"que_d".to_string()));
     // Orphaned: the session was aborted.
-    emit(
-        &up.script,
-        json!({"type": "session.error", "properties": {"sessionID": "ses_1", "error": {"name": "MessageAbortedError"}}}),
-    );
+    up.emit(json!({"type": "session.error", "properties": {"sessionID": "ses_1", "error": {"name": "MessageAbortedError"}}}));
     until(DEADLINE, || {
         (s.question("que_d")["orphaned"] == true).then_some(())
     })
@@ -348,7 +209,7 @@ fn imports_and_keeps_in_sync_with_replied_rejected_and_missing() {
     // A non-member sees no bridge.
     let (st, _) = s.call(&s.caio, Method::GET, "/api/question-auto-delegate", None);
     assert_eq!(st, 404);
-    assert_eq!(posts(&up.script), 0);
+    assert_eq!(up.posts(), 0);
     s.stop();
 }
 
@@ -365,13 +226,51 @@ fn a_manual_answer_racing_the_timer_loses_cleanly_and_upstream_sees_one_post() {
     );
     wait_open(&s, "que_r");
     // The timer's POST hangs upstream: the claim is the timer's while a person answers.
-    up.script.lock().unwrap().mode = Some(Mode::Hang);
-    until(DEADLINE, || (posts(&up.script) == 1).then_some(())).expect("the timer posted");
+    up.set_mode(Mode::Hang);
+    until(DEADLINE, || (up.posts() == 1).then_some(())).expect("the timer posted");
     let (st, b) = s.answer("que_r", json!({"answers": [["A"]]}));
     assert_eq!(st, 409, "{b}");
     assert_eq!(b["code"], "question_submission_claimed");
-    assert_eq!(posts(&up.script), 1);
+    assert_eq!(up.posts(), 1);
     assert_eq!(s.state_of("que_r").unwrap()["claimant"], "auto");
+    // The submission is in the log before the POST, naming the timer.
+    let sub = notes(&s, "open_question.submitted", "que_r");
+    assert_eq!(sub.len(), 1, "{sub:?}");
+    assert_eq!(sub[0].1["claimant"], "auto");
+    assert_eq!(sub[0].1["by"], "bridge:oc");
+    s.stop();
+}
+
+#[test]
+fn the_timers_continuation_is_an_answer_whose_decision_names_the_timer() {
+    let (s, up) = setup(&["que_t"], true, 1, fast());
+    wait_open(&s, "que_t");
+    let q = wait_settled(&s, "que_t");
+    assert_eq!(q["status"], "answered", "{q}");
+    let a = &q["answer"];
+    assert_eq!(a["decisionSource"], "auto_delegate", "{q}");
+    assert_eq!(a["respondidaPor"], "bridge:oc", "{q}");
+    assert_eq!(
+        a["answers"],
+        json!([[oq::bridge::delegate::CONTINUATION_TEXT]])
+    );
+    assert!(
+        a["resposta"]
+            .as_str()
+            .unwrap()
+            .contains(oq::bridge::delegate::CONTINUATION_TEXT)
+    );
+    // The decision record names the timer, never the author.
+    let decided: Vec<_> = s
+        .events()
+        .into_iter()
+        .filter(|e| e.event.type_name() == "decision_record")
+        .map(|e| serde_json::to_value(&e.event).unwrap())
+        .collect();
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    assert_eq!(decided[0]["actor"], "bridge:oc");
+    assert_ne!(decided[0]["actor"], "ana");
+    assert_eq!(up.posts(), 1);
     s.stop();
 }
 
@@ -379,38 +278,43 @@ fn a_manual_answer_racing_the_timer_loses_cleanly_and_upstream_sees_one_post() {
 fn a_definitive_refusal_releases_and_pauses_and_a_retry_goes_through() {
     let (s, up) = setup(&["que_x"], false, 30, fast());
     wait_open(&s, "que_x");
-    up.script.lock().unwrap().mode = Some(Mode::Status(422));
+    up.set_mode(Mode::Status(422));
     let (st, b) = s.answer("que_x", json!({"answers": [["B"]]}));
     assert_eq!(st, 502, "{b}");
     assert_eq!(b["code"], "upstream_refused");
     let r = s.state_of("que_x").unwrap();
     assert_eq!(r["state"], "paused");
-    assert_eq!(r["pauseReason"], "user");
+    assert_eq!(
+        r["pauseReason"], "refused",
+        "the bridge paused it, not a person: {r}"
+    );
     assert_eq!(s.question("que_x")["status"], "open", "nothing recorded");
-    up.script.lock().unwrap().mode = Some(Mode::Status(200));
+    up.set_mode(Mode::Status(200));
     let (st, b) = s.answer("que_x", json!({"answers": [["B"]]}));
     assert_eq!(st, 200, "{b}");
     assert_eq!(b["status"], "answered");
-    assert_eq!(posts(&up.script), 2);
-    // A 404: settled elsewhere — 409 question_closed, closed External.
+    assert_eq!(b["answer"]["respondidaPor"], "ana");
+    assert_eq!(b["answer"]["decisionSource"], "person");
+    assert_eq!(up.posts(), 2);
+    // A 404: settled elsewhere — 409 question_closed, and recorded as what upstream says.
     up.script.lock().unwrap().pending.push(request("que_y"));
-    s.upstream()
-        .end_connection(End::StreamError("relist".into()));
+    s.end_connection(End::StreamError("relist".into()));
     wait_open(&s, "que_y");
-    up.script.lock().unwrap().mode = Some(Mode::Status(404));
+    up.set_mode(Mode::Status(404));
     let (st, b) = s.dismiss("que_y");
     assert_eq!(st, 409, "{b}");
     assert_eq!(b["code"], "question_closed");
-    assert_eq!(wait_closed(&s, "que_y")["closed"]["reason"], "external");
+    let y = wait_settled(&s, "que_y");
+    assert_eq!(y["closed"]["decisionSource"], "vanished", "{y}");
     s.stop();
 }
 
 #[test]
-fn an_uncertain_outcome_leaves_a_tombstone_that_blocks_and_is_never_retried() {
+fn an_uncertain_answer_is_never_retried_and_becomes_the_persons_once_upstream_shows_it() {
     let (s, up) = setup(&["que_u", "que_t"], false, 30, fast());
     wait_open(&s, "que_u");
     wait_open(&s, "que_t");
-    up.script.lock().unwrap().mode = Some(Mode::Status(500));
+    up.set_mode(Mode::Status(500));
     let (st, b) = s.answer("que_u", json!({"answers": [["A"]]}));
     assert_eq!(st, 502, "{b}");
     assert_eq!(b["code"], "upstream_uncertain");
@@ -419,17 +323,40 @@ fn an_uncertain_outcome_leaves_a_tombstone_that_blocks_and_is_never_retried() {
     assert_eq!(st, 409, "{b}");
     assert_eq!(b["code"], "question_submission_claimed");
     // A timeout after dispatch is uncertain too.
-    up.script.lock().unwrap().mode = Some(Mode::Hang);
+    up.set_mode(Mode::Hang);
     let (st, b) = s.dismiss("que_t");
     assert_eq!(st, 502, "{b}");
     assert_eq!(b["code"], "upstream_uncertain");
-    assert_eq!(posts(&up.script), 2, "never retried");
+    assert_eq!(up.posts(), 2, "never retried");
     assert_eq!(s.question("que_u")["status"], "open");
+    // Upstream later says it took ana's answer: it is hers, not "external".
+    up.emit(json!({"type": "question.replied", "properties": {"sessionID": "ses_1", "requestID": "que_u", "answers": [["A"]]}}));
+    let q = wait_settled(&s, "que_u");
+    assert_eq!(q["status"], "answered", "{q}");
+    assert_eq!(q["answer"]["respondidaPor"], "ana", "{q}");
+    assert_eq!(q["answer"]["decisionSource"], "person", "{q}");
+    assert_eq!(q["answer"]["answers"], json!([["A"]]));
+    // The hung reject: its tool part shows the dismissal once the request is gone.
+    {
+        let mut g = up.script.lock().unwrap();
+        g.pending.retain(|r| r["id"] != "que_t");
+        g.parts.insert(
+            "call_que_t".into(),
+            json!({"status": "error", "error": "The user dismissed this question"}),
+        );
+        g.mode = Some(Mode::Status(200));
+    }
+    s.end_connection(End::StreamError("relist".into()));
+    let t = wait_settled(&s, "que_t");
+    assert_eq!(t["status"], "closed", "{t}");
+    assert_eq!(t["closed"]["decisionSource"], "dismissed", "{t}");
+    assert_eq!(t["closed"]["by"], "ana", "{t}");
+    assert_eq!(up.posts(), 2);
     s.stop();
 }
 
 #[test]
-fn the_setting_persists_and_a_non_boolean_changes_nothing() {
+fn the_setting_is_the_admins_persists_with_its_actor_and_a_non_boolean_changes_nothing() {
     let (s, up) = setup(&[], true, 30, fast());
     // Settled first: settings loaded AND the first list done, so nothing else moves the
     // machine's revision while the bad values are sent.
@@ -457,9 +384,17 @@ fn the_setting_persists_and_a_non_boolean_changes_nothing() {
             "/api/question-auto-delegate/settings",
             Some(bad.clone()),
         );
-        assert_eq!(st, 400, "{bad}: {b}");
-        assert_eq!(b["code"], "invalid_setting");
+        assert_eq!(st, 422, "{bad}: {b}");
+        assert_eq!(b["code"], "invalid_setting", "{bad}: {b}");
     }
+    // Not an object at all: the body's own refusal, and nothing changed either.
+    let (st, b) = s.call(
+        &s.ana,
+        Method::PUT,
+        "/api/question-auto-delegate/settings",
+        Some(json!([true])),
+    );
+    assert_eq!(st, 422, "{b}");
     assert_eq!(s.snapshot()["revision"], revision);
     assert_eq!(s.snapshot()["enabled"], true);
     let (st, b) = s.call(
@@ -470,9 +405,15 @@ fn the_setting_persists_and_a_non_boolean_changes_nothing() {
     );
     assert_eq!(st, 200, "{b}");
     assert_eq!(b["upstreams"][0]["enabled"], false);
-    // Persisted: a new server on the same store starts with it off.
-    let data = s.state.clone();
-    drop(data);
+    // In the log, with who did it.
+    let changed: Vec<_> = s
+        .events()
+        .into_iter()
+        .filter(|e| e.event.type_name() == "bridge.settings_changed")
+        .collect();
+    assert_eq!(changed.len(), 1);
+    assert_eq!(changed[0].actor, "ana");
+    // Persisted: a new server on the same settings starts with it off.
     let stored =
         std::fs::read_to_string(s.dir.path().join("data/opencode-oc.settings.json")).unwrap();
     assert!(stored.contains("false"), "{stored}");
@@ -488,11 +429,8 @@ fn the_setting_persists_and_a_non_boolean_changes_nothing() {
     let url = format!("http://127.0.0.1:{}", up.port);
     let s2 = BridgeServer::start(
         &Upstreamed {
-            url: &url,
-            directories: &[DIR],
-            auto_delegate: true,
-            window_seconds: 30,
             timing: fast(),
+            ..Upstreamed::at(&url, &[DIR], true)
         },
         Some(&copy),
     );
@@ -530,7 +468,7 @@ fn every_non_clean_end_goes_through_one_cleanup_once_and_nothing_leaks() {
     .expect("reconnected");
 
     // 2. A POST in flight is released with its connection: uncertain, never retried.
-    up.script.lock().unwrap().mode = Some(Mode::Hang);
+    up.set_mode(Mode::Hang);
     let u2 = u.clone();
     let before = released();
     let waiter = std::thread::spawn({
@@ -554,8 +492,8 @@ fn every_non_clean_end_goes_through_one_cleanup_once_and_nothing_leaks() {
         }
     });
     until(DEADLINE, || (u2.held().1 == 1).then_some(())).expect("a POST in flight");
-    assert!(u.end_connection(End::StreamError("forced".into())));
-    assert!(!u.end_connection(End::StreamError("twice".into())) || released() == before + 1);
+    assert!(s.end_connection(End::StreamError("forced".into())));
+    assert!(!s.end_connection(End::StreamError("twice".into())) || released() == before + 1);
     let (st, b) = waiter.join().unwrap();
     assert_eq!(st, 502, "{b}");
     assert_eq!(b["code"], "upstream_uncertain");
@@ -601,33 +539,78 @@ fn every_non_clean_end_goes_through_one_cleanup_once_and_nothing_leaks() {
         u.stats.opened.load(Ordering::Relaxed),
         "one release per opened connection"
     );
-    assert_eq!(posts(&script), 1, "the released POST was never retried");
+    assert_eq!(
+        bridge_server::scripted::posts(&script),
+        1,
+        "the released POST was never retried"
+    );
     std::mem::forget(rt);
 }
 
 #[test]
-fn an_answer_while_the_upstream_refuses_connections_is_not_sent_and_pauses() {
-    let (s, up) = setup(&["que_n"], true, 30, fast());
+fn while_the_upstream_is_away_nothing_counts_nothing_is_sent_and_the_list_says_so() {
+    let window = 2;
+    let (s, up) = setup(&["que_n"], true, window, fast());
     wait_open(&s, "que_n");
+    until(DEADLINE, || {
+        s.state_of("que_n").filter(|r| r["state"] == "counting")
+    })
+    .expect("counting");
+    let (st, list) = s.call(&s.ana, Method::GET, "/projects/loja/open-questions", None);
+    assert_eq!(st, 200);
+    assert_eq!(list["bridges"][0]["connected"], true, "{list}");
     up.task.abort();
     up.script.lock().unwrap().streams.clear();
-    until(DEADLINE, || {
-        s.upstream().connection_id().is_none().then_some(())
+    let down = until(DEADLINE, || {
+        let snap = s.snapshot();
+        (snap["connected"] == false).then_some(snap)
     })
     .expect("disconnected");
+    assert!(down["sinceUnixMs"].as_i64().unwrap() > 0, "{down}");
+    let r = s.state_of("que_n").unwrap();
+    assert_eq!(r["state"], "paused", "{r}");
+    assert_eq!(r["pauseReason"], "unreachable", "{r}");
+    assert!(r.get("deadline").is_none(), "no countdown while away: {r}");
+    let (_, list) = s.call(&s.ana, Method::GET, "/projects/loja/open-questions", None);
+    assert_eq!(list["bridges"][0]["name"], "oc");
+    assert_eq!(list["bridges"][0]["connected"], false, "{list}");
+    // A person's answer: refused at once, nothing sent, nothing recorded.
     let (st, b) = s.answer("que_n", json!({"answers": [["A"]]}));
     assert_eq!(st, 502, "{b}");
     assert_eq!(b["code"], "upstream_unreachable");
-    let r = s.state_of("que_n").unwrap();
-    assert_eq!(r["state"], "paused", "{r}");
-    assert_eq!(r["pauseReason"], "user");
     assert_eq!(s.question("que_n")["status"], "open");
-    assert_eq!(posts(&up.script), 0);
+    // Well past the old deadline: still nothing.
+    std::thread::sleep(Duration::from_secs(window + 1));
+    assert_eq!(up.posts(), 0);
+    assert_eq!(s.state_of("que_n").unwrap()["pauseReason"], "unreachable");
+    // Back: a fresh window, then one POST.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let back = start_upstream(&rt, up.script.clone(), up.port);
+    let counting = until(DEADLINE, || {
+        s.state_of("que_n").filter(|r| r["state"] != "paused")
+    })
+    .expect("counting again");
+    if counting["state"] == "counting" {
+        let snap = s.snapshot();
+        let left = counting["deadline"].as_u64().unwrap() - snap["nowMs"].as_u64().unwrap();
+        assert!(
+            left > 0,
+            "a fresh window, not the deadline that passed: {counting}"
+        );
+    }
+    let q = wait_settled(&s, "que_n");
+    assert_eq!(q["answer"]["decisionSource"], "auto_delegate", "{q}");
+    assert_eq!(back.posts(), 1);
     s.stop();
+    std::mem::forget(rt);
 }
 
 #[test]
-fn pause_and_delegate_routes_follow_the_claim_and_identity_rules() {
+fn pause_resume_and_delegate_follow_the_claim_and_identity_rules_and_are_logged() {
     let (s, up) = setup(&["que_p", "que_d"], true, 30, fast());
     wait_open(&s, "que_p");
     wait_open(&s, "que_d");
@@ -660,22 +643,33 @@ fn pause_and_delegate_routes_follow_the_claim_and_identity_rules() {
     assert_eq!(st, 200, "{b}");
     assert_eq!(b["request"]["state"], "paused");
     assert_eq!(b["request"]["pauseReason"], "user");
-    // A non-member cannot touch it.
-    let (st, _) = s.call(
-        &s.caio,
-        Method::POST,
-        &path("que_p", "pause"),
-        Some(json!({"reason": "user"})),
-    );
-    assert_eq!(st, 404);
-    // Delegate: one continuation, posted once, closes the question External.
+    assert_eq!(b["request"]["pausedBy"], "ana");
+    let paused = notes(&s, "open_question.paused", "que_p");
+    assert_eq!(paused.len(), 1, "{paused:?}");
+    assert_eq!(paused[0].0, "ana");
+    // Resume: counting again, from a fresh window; logged too.
+    let (st, b) = s.call(&s.ana, Method::POST, &path("que_p", "resume"), None);
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(b["request"]["state"], "counting", "{b}");
+    assert_eq!(notes(&s, "open_question.resumed", "que_p")[0].0, "ana");
+    // An id that is no bridged question: 404, not a pretend "recovering".
+    for what in ["pause", "resume", "delegate"] {
+        let body = (what == "pause").then(|| json!({"reason": "user"}));
+        let (st, b) = s.call(&s.ana, Method::POST, &path("que_nope", what), body);
+        assert_eq!(st, 404, "{what}: {b}");
+    }
+    // Delegate: one continuation, posted once, recorded as ana's delegation.
     let (st, b) = s.call(&s.ana, Method::POST, &path("que_d", "delegate"), None);
     assert_eq!(st, 200, "{b}");
-    let closed = wait_closed(&s, "que_d");
-    assert_eq!(closed["closed"]["reason"], "external");
+    let q = wait_settled(&s, "que_d");
+    assert_eq!(q["status"], "answered", "{q}");
+    assert_eq!(q["answer"]["decisionSource"], "delegate", "{q}");
+    assert_eq!(q["answer"]["respondidaPor"], "ana", "{q}");
+    let sub = notes(&s, "open_question.submitted", "que_d");
+    assert_eq!(sub[0].1["claimant"], "delegate");
+    assert_eq!(sub[0].1["by"], "ana");
     let (st, b) = s.call(&s.ana, Method::POST, &path("que_d", "delegate"), None);
     assert_eq!(st, 409, "{b}");
-    assert_eq!(b["code"], "question_already_settled");
     let g = up.script.lock().unwrap();
     assert_eq!(g.posts.len(), 1);
     assert_eq!(g.posts[0].0, "que_d");
@@ -720,5 +714,46 @@ fn a_session_is_blocked_while_a_question_of_its_tree_is_not_settled() {
     assert_eq!(b["blocking"], false, "{b}");
     // A manual answer is a person taking the session over: reported for its root.
     assert_eq!(b["userTakeover"], true, "{b}");
+    s.stop();
+}
+
+#[test]
+fn settled_requests_leave_the_snapshot_after_the_retention() {
+    let timing = UpstreamTiming {
+        settled_retention: Duration::from_millis(300),
+        ..fast()
+    };
+    let (s, up) = setup(&["que_s"], false, 30, timing);
+    wait_open(&s, "que_s");
+    up.emit(json!({"type": "question.rejected", "properties": {"sessionID": "ses_1", "requestID": "que_s"}}));
+    wait_settled(&s, "que_s");
+    until(DEADLINE, || s.state_of("que_s").is_none().then_some(()))
+        .expect("the settled request left the snapshot");
+    s.stop();
+}
+
+#[test]
+fn coverage_is_partial_until_every_directory_listed_even_right_after_a_start() {
+    // Nothing listens on the upstream's port: the bridge never lists.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let s = BridgeServer::start(
+        &Upstreamed {
+            timing: fast(),
+            ..Upstreamed::at(&url, &[DIR], true)
+        },
+        None,
+    );
+    let snap = until(DEADLINE, || {
+        let snap = s.snapshot();
+        (snap["settings"]["state"] == "ready").then_some(snap)
+    })
+    .expect("settings loaded");
+    assert_eq!(snap["coverage"]["partial"], true, "{snap}");
+    assert_eq!(snap["connected"], false);
     s.stop();
 }

@@ -132,6 +132,7 @@ fn import(w: &World, id: &str, prompts: Vec<Prompt>) -> String {
                     directory: "/srv/work".into(),
                     request_id: id.into(),
                     session_id: "ses_1".into(),
+                    call_id: None,
                 }),
             },
         )

@@ -29,6 +29,7 @@ fn bridge(peer: &Peer, dir: &str, auto: bool, window: u64) -> BridgeServer {
             auto_delegate: auto,
             window_seconds: window,
             timing: UpstreamTiming::default(),
+            admins: None,
         },
         None,
     )
@@ -178,18 +179,22 @@ fn auto_delegate_fires_once_after_the_window_and_the_agent_continues() {
             "{counting}"
         );
     }
-    // …then settled by the timer: closed External in oq, replied upstream.
+    // …then settled by the timer: replied upstream, and in oq an answer whose decision
+    // names the timer (never ana) with the text it sent.
     let settled = until(DEADLINE, || {
         s.state_of(&id).filter(|r| r["state"] == "settled")
     })
     .expect("auto-delegated");
     assert_eq!(settled["settled"], "replied");
-    assert_eq!(settled["claimant"], Value::Null);
+    assert_eq!(settled["claimant"], "auto");
     let q = until(DEADLINE, || {
-        Some(s.question(&id)).filter(|q| q["status"] == "closed")
+        Some(s.question(&id)).filter(|q| q["status"] != "open")
     })
-    .expect("closed in oq");
-    assert_eq!(q["closed"]["reason"], "external", "{q}");
+    .expect("settled in oq");
+    assert_eq!(q["status"], "answered", "{q}");
+    assert_eq!(q["answer"]["decisionSource"], "auto_delegate", "{q}");
+    assert_eq!(q["answer"]["respondidaPor"], "bridge:oc", "{q}");
+    assert_eq!(q["answer"]["answers"], json!([[CONTINUATION_TEXT]]), "{q}");
     wait_idle(&peer, &dir, &session);
     until(DEADLINE, || {
         tool_results(&peer)
@@ -279,6 +284,7 @@ fn a_restarted_oq_serve_keeps_what_it_knew_and_imports_what_is_asked_after() {
         auto_delegate: false,
         window_seconds: 30,
         timing: UpstreamTiming::default(),
+        admins: None,
     };
     let s = BridgeServer::start(&up, Some(&data));
     let first = peer.prompt(
@@ -341,6 +347,7 @@ fn an_upstream_restart_loses_nothing_oq_knew_and_later_questions_are_imported() 
                 subscribe_timeout: Duration::from_secs(3),
                 ..UpstreamTiming::default()
             },
+            admins: None,
         },
         None,
     );
@@ -368,11 +375,16 @@ fn an_upstream_restart_loses_nothing_oq_knew_and_later_questions_are_imported() 
     })
     .expect("reconnected and rehydrated after the restart");
     // Nothing oq knew is lost: the question and its record are still in oq's store. Its
-    // request died with the old process (OpenCode keeps pending questions in memory), so
-    // a successful list of its directory settled it: closed `external`, not deleted.
-    let q = s.question(&id);
+    // request died with the old process (OpenCode keeps pending questions in memory),
+    // its tool still "running": the agent is gone — `vanished`, not an answer, no ✓.
+    let q = until(DEADLINE, || {
+        Some(s.question(&id)).filter(|q| q["status"] != "open")
+    })
+    .expect("settled after the upstream restart");
     assert_eq!(q["questionId"], id.as_str());
-    assert!(q["status"] == "closed" || q["status"] == "open", "{q}");
+    assert_eq!(q["status"], "closed", "{q}");
+    assert_eq!(q["closed"]["decisionSource"], "vanished", "{q}");
+    assert!(q["answer"].is_null(), "{q}");
 
     // A question asked after the restart is imported and answered through oq.
     let after = peer.prompt(

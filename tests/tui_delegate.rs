@@ -42,6 +42,7 @@ fn bridged(id: &str, author: &str, me: &str, pergunta: &str) -> QuestionItem {
         directory: "/src/loja".into(),
         request_id: id.into(),
         session_id: "ses_7".into(),
+        call_id: None,
     });
     q
 }
@@ -51,6 +52,7 @@ fn counting(left_ms: i64) -> AutoRequest {
         state: AutoState::Counting,
         deadline_unix_ms: Some(NOW + left_ms),
         pause_reason: None,
+        paused_by: None,
         enabled: true,
     }
 }
@@ -58,6 +60,7 @@ fn counting(left_ms: i64) -> AutoRequest {
 fn view(entries: &[(&str, AutoRequest)]) -> AutoDelegate {
     AutoDelegate {
         enabled: true,
+        bridges: Vec::new(),
         requests: entries
             .iter()
             .map(|(id, r)| ((*id).to_string(), r.clone()))
@@ -113,6 +116,7 @@ fn with_state(state: AutoState, reason: Option<&str>) -> Model {
             state,
             deadline_unix_ms: None,
             pause_reason: reason.map(Into::into),
+            paused_by: None,
             enabled: state != AutoState::Disabled,
         },
     )])))
@@ -377,6 +381,7 @@ fn a_stale_auto_delegate_reply_is_dropped() {
             state: AutoState::Paused,
             deadline_unix_ms: None,
             pause_reason: Some("interaction".into()),
+            paused_by: None,
             enabled: true,
         },
     )]);

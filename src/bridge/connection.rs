@@ -1,10 +1,13 @@
 //! Following one upstream: connect, rehydrate, follow, and the ONE cleanup.
 //!
-//! [`Upstream::run`] is the upstream's task for the server's lifetime. Each round opens a
-//! connection: it subscribes to `/event?directory=` for every configured directory, then
-//! rehydrates from `GET /question?directory=` for each (the event stream alone is never
-//! trusted: what was asked while we were away is only in the list), re-spawns the armed
-//! deadlines, and follows the events. A round ends in exactly one of the [`End`]s, and
+//! [`Upstream::run`] is the upstream's task for the server's lifetime. It first restores
+//! the machine from the log (what a previous run left open: deadlines, pauses,
+//! submissions) and loads the setting; every directory counts as not listed yet
+//! (coverage partial) until a list of it succeeds. Each round opens a connection: it
+//! subscribes to `/event?directory=` for every configured directory, then rehydrates
+//! from `GET /question?directory=` for each (the event stream alone is never trusted:
+//! what was asked while we were away is only in the list), tells the machine
+//! `Connected` (windows count again, fresh), and follows the events. A round ends in exactly one of the [`End`]s, and
 //! every end goes through [`Upstream::release`] — the stall backstop, a stream or HTTP
 //! error, the upstream dying, and the server's shutdown alike; nothing else clears
 //! connection state. Then it waits a backoff (doubling, with jitter) and starts over,
@@ -18,6 +21,7 @@ use futures_util::StreamExt;
 use tokio::sync::{mpsc, watch};
 
 use super::delegate::{Input, ListError, UpstreamResult};
+use super::upstream::Health;
 use super::upstream::{Conn, Upstream};
 use crate::opencode::{Envelope, Event, Scope, events};
 
@@ -42,21 +46,22 @@ impl Upstream {
     ///
     /// It releases everything the connection holds:
     /// - the event stream readers (aborted);
-    /// - the timer tasks (aborted). The deadlines stay in `armed` when `reconnect` holds,
-    ///   and are re-spawned after the next rehydrate;
+    /// - the timer tasks (aborted), and the machine is told `Disconnected`: what was
+    ///   counting is paused (`unreachable`), nothing is armed until the next rehydrate,
+    ///   which starts fresh windows;
     /// - the POSTs in flight (aborted): their claims are resolved `uncertain` — a POST we
     ///   stopped may have reached upstream, so it is a tombstone, never retried, and the
     ///   route waiting on it answers 502 `upstream_uncertain`;
     /// - the coverage: every directory is marked not listed (a failed list for the
-    ///   machine), so absence proves nothing until the next rehydrate lists it again.
+    ///   machine), so absence proves nothing until the next rehydrate lists it again;
+    /// - the health: disconnected, since now (the list, the snapshot and the event
+    ///   stream's tip say so).
     ///
-    /// Flags, derived from `end`:
-    /// - `reconnect` — true for a stall, a stream error and a dead upstream: the machine's
-    ///   decisions (armed deadlines, tombstones, settings) are kept for the next
-    ///   connection; false for shutdown: the armed deadlines are dropped too, since no
-    ///   connection will follow to re-spawn them.
+    /// No flag: shutdown and the other ends release the same things (what the machine
+    /// decided and the log holds — deadlines, pauses, tombstones — outlives them all).
+    ///
+    /// The caller flushes the log writes the release queued ([`Upstream::flush_writes`]).
     pub fn release(self: &Arc<Self>, conn_id: u64, end: End) -> bool {
-        let reconnect = end != End::Shutdown;
         let mut inner = self.lock();
         let Some(conn) = inner.conn.take_if(|c| c.id == conn_id) else {
             return false;
@@ -74,13 +79,17 @@ impl Upstream {
         for (_, h) in timers {
             h.abort();
         }
-        if !reconnect {
-            inner.armed.clear();
-        }
         for (_, (request_id, claim, h)) in posts {
             h.abort();
-            self.resolve_claim(&mut inner, &request_id, claim, UpstreamResult::uncertain());
+            self.resolve_claim(&mut inner, &request_id, claim, UpstreamResult::Uncertain);
         }
+        if inner.health.connected {
+            inner.health = Health {
+                connected: false,
+                since_unix_ms: crate::engine::sqlite::now_ms(),
+            };
+        }
+        let _ = self.feed_locked(&mut inner, Input::Disconnected);
         let token = inner.delegate.list_token();
         for dir in self.cfg.directories.clone() {
             let _ = self.feed_locked(
@@ -115,11 +124,13 @@ impl Upstream {
 
     /// Forces the cleanup of the live connection as if it had ended by `end` (tests,
     /// and the server's shutdown). Returns whether anything was released.
-    pub fn end_connection(self: &Arc<Self>, end: End) -> bool {
-        match self.connection_id() {
+    pub async fn end_connection(self: &Arc<Self>, end: End) -> bool {
+        let released = match self.connection_id() {
             Some(id) => self.release(id, end),
             None => false,
-        }
+        };
+        self.flush_writes().await;
+        released
     }
 
     fn open_conn(&self) -> u64 {
@@ -133,7 +144,24 @@ impl Upstream {
 
     /// The upstream's task: rounds of connect–rehydrate–follow until `stopping`.
     pub async fn run(self: Arc<Self>, mut stopping: watch::Receiver<bool>) {
+        self.restore_from_log().await;
         self.load_settings().await;
+        {
+            // Nothing is listed yet: absence proves nothing anywhere (coverage partial).
+            let mut inner = self.lock();
+            let token = inner.delegate.list_token();
+            for dir in self.cfg.directories.clone() {
+                let _ = self.feed_locked(
+                    &mut inner,
+                    Input::ListResult {
+                        directory: Some(dir),
+                        token,
+                        result: Err(ListError("not listed yet".into())),
+                    },
+                );
+            }
+        }
+        self.flush_writes().await;
         let mut failures: u32 = 0;
         loop {
             if *stopping.borrow() {
@@ -143,6 +171,7 @@ impl Upstream {
             let end = self.round(conn_id, &mut stopping, &mut failures).await;
             let shutdown = end == End::Shutdown;
             self.release(conn_id, end);
+            self.flush_writes().await;
             if shutdown {
                 break;
             }
@@ -157,7 +186,7 @@ impl Upstream {
                 _ = stopping.changed() => {}
             }
         }
-        self.end_connection(End::Shutdown);
+        self.end_connection(End::Shutdown).await;
     }
 
     async fn round(
@@ -217,9 +246,15 @@ impl Upstream {
         {
             let mut inner = self.lock();
             if inner.conn.as_ref().is_some_and(|c| c.id == conn_id) {
-                self.respawn_timers(&mut inner);
+                inner.health = Health {
+                    connected: true,
+                    since_unix_ms: crate::engine::sqlite::now_ms(),
+                };
+                tracing::info!(upstream = %self.cfg.name, conn_id, "opencode connected and rehydrated");
+                let _ = self.feed_locked(&mut inner, Input::Connected);
             }
         }
+        self.flush_writes().await;
 
         let stall = self.cfg.timing.stall;
         loop {
@@ -247,13 +282,21 @@ impl Upstream {
         }
         match env.event {
             Event::QuestionAsked(request) => self.asked(request, env.directory).await,
-            Event::QuestionReplied { request_id, .. } => {
-                let _ = self.feed(Input::Replied { request_id });
-                self.flush_closes().await;
+            Event::QuestionReplied {
+                request_id,
+                answers,
+                ..
+            } => {
+                let _ = self
+                    .feed(Input::Replied {
+                        request_id,
+                        // OpenCode always reports them; none reported says nothing.
+                        answers: (!answers.is_empty()).then_some(answers),
+                    })
+                    .await;
             }
             Event::QuestionRejected { request_id, .. } => {
-                let _ = self.feed(Input::Rejected { request_id });
-                self.flush_closes().await;
+                let _ = self.feed(Input::Rejected { request_id }).await;
             }
             _ => {}
         }

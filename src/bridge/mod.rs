@@ -4,18 +4,27 @@
 //! in sync; answers from any oq client are routed back upstream. What lives here:
 //!
 //! - [`delegate`]: the pure auto-delegate state machine (timers, the single-flight claim,
-//!   upstream outcomes, settings, reconcile). No IO, no clock, no async.
+//!   the one classification of upstream outcomes, settings, reconcile, restore). No IO,
+//!   no clock, no async.
 //! - [`upstream`]: one [`Upstream`] per `[[opencode]]` table: the machine behind a lock,
-//!   the effect runner (timers, POSTs, session lookups, lists, tips), the import into the
-//!   engine and the answer routing used by the HTTP routes.
+//!   the effect runner (timers, POSTs, session lookups, lists, inspections, tips), the
+//!   import into the engine, what the log records of it, and the commands the HTTP
+//!   routes ask for.
 //! - [`connection`]: the task that follows one upstream: connect, rehydrate, follow the
 //!   event stream, and the ONE cleanup every non-clean end goes through.
-//! - [`post`]: a reply/reject POST and the classification of its outcome.
+//! - [`post`]: a reply/reject POST and its raw result.
 //! - [`settings`]: the persisted toggle, one small JSON file per upstream.
+//! - [`config`]: an upstream as configured.
+//!
+//! Architecture Invariant: the bridge sits below the server. It depends on the engine,
+//! OpenCode's client and a change notifier ([`Notifier`]), never on `crate::server` or
+//! axum; it answers with domain values and [`crate::domain::OqError`], never HTTP
+//! statuses (`tests/tidy.rs` holds it).
 //!
 //! [`Bridges`] is the registry the server keeps: the upstreams and the channel that
 //! carries auto-delegate tips to the projects' event streams.
 
+pub mod config;
 pub mod connection;
 pub mod delegate;
 pub mod post;
@@ -25,13 +34,17 @@ pub mod upstream;
 use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
+pub use config::{OpencodeUpstream, UpstreamTiming};
 pub use upstream::{Stats, Upstream};
 
 /// A tip on a project's event stream: the auto-delegate snapshot of an upstream of that
-/// project changed; refetch `GET /api/question-auto-delegate`.
+/// project changed (a request's state, the connection); refetch
+/// `GET /api/question-auto-delegate`. It carries the connection itself, so a client
+/// learns the bridge lost OpenCode without asking.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DelegateTip {
     #[serde(skip)]
     pub project: String,
@@ -40,10 +53,28 @@ pub struct DelegateTip {
     pub upstream: String,
     pub epoch: u64,
     pub revision: u64,
+    pub connected: bool,
+    /// Since when (Unix ms) the connection is in this state; 0: never connected.
+    pub since_unix_ms: i64,
 }
 
 /// The tip's `type`.
 pub const TIP_TYPE: &str = "question-auto-delegate-changed";
+
+/// Wakes whoever follows the store (the server's event streams) after the bridge wrote.
+#[derive(Clone)]
+pub struct Notifier(watch::Sender<u64>);
+
+impl Notifier {
+    pub fn new(changes: watch::Sender<u64>) -> Self {
+        Notifier(changes)
+    }
+
+    /// Something was written: look again.
+    pub fn changed(&self) {
+        self.0.send_modify(|g| *g = g.wrapping_add(1));
+    }
+}
 
 /// The server's upstreams, shared by the routes and the connection tasks.
 #[derive(Clone)]
@@ -84,11 +115,19 @@ impl Bridges {
             .collect()
     }
 
+    /// Each upstream of `project`'s connection, for the question list.
+    pub fn health(&self, project: &str) -> Vec<crate::wire::BridgeHealth> {
+        self.of_project(project)
+            .iter()
+            .map(|u| u.health())
+            .collect()
+    }
+
     pub fn tips(&self) -> broadcast::Receiver<DelegateTip> {
         self.tips.subscribe()
     }
 
-    pub(crate) fn tip_sender(&self) -> broadcast::Sender<DelegateTip> {
+    pub fn tip_sender(&self) -> broadcast::Sender<DelegateTip> {
         self.tips.clone()
     }
 }

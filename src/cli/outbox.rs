@@ -1,5 +1,6 @@
 //! `oq outbox`: the answers kept for a source while it was unreachable, and their fate
-//! (pending, delivered, conflict, refused); `--deliver` sends the pending ones now.
+//! (pending, uncertain, delivered, conflict, refused); `--deliver` sends the pending and
+//! uncertain ones now and reports every entry this run settled (an attach's included).
 //! Also the one line a remote door prints on stderr when it worked from the mirror.
 
 use serde::Serialize;
@@ -25,7 +26,9 @@ pub async fn run(ctx: &Context, args: OutboxArgs) -> Result<i32, OqError> {
     let (outbox, delivery) = match &ctx.source {
         AnySource::Resilient(r) => {
             let d = if args.deliver {
-                Some(r.flush().await?)
+                // What this run's attach flushed before counts as delivered by it too.
+                r.flush().await?;
+                Some(r.deliveries())
             } else {
                 None
             };
@@ -44,7 +47,7 @@ pub async fn run(ctx: &Context, args: OutboxArgs) -> Result<i32, OqError> {
     let items = outbox.list()?;
     let still = items
         .iter()
-        .filter(|e| e.source == name && e.state == State::Pending)
+        .filter(|e| e.source == name && matches!(e.state, State::Pending | State::Uncertain))
         .count();
     let report = Report { items, delivery };
     ctx.emit(&report, || human(&report));
@@ -59,10 +62,12 @@ fn human(r: &Report) -> String {
     let mut out = String::new();
     if let Some(d) = &r.delivery {
         out.push_str(&format!(
-            "delivered {}, conflicts {}, refused {}{}\n",
+            "delivered {}, conflicts {}, refused {}, uncertain {}, still pending {}{}\n",
             d.delivered.len(),
             d.conflicts.len(),
             d.refused.len(),
+            d.uncertain.len(),
+            d.pending.len(),
             d.stopped
                 .as_ref()
                 .map(|s| format!("; stopped: {s}"))

@@ -49,6 +49,10 @@ pub struct Upstream {
     pub request_id: String,
     #[serde(rename = "sessionID")]
     pub session_id: String,
+    /// The tool call that asked (OpenCode's `tool.callID`), to find what became of the
+    /// request once upstream no longer lists it.
+    #[serde(rename = "callID", default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 /// Why a question left the queue without an answer.

@@ -40,6 +40,11 @@ pub enum OqError {
     /// `oq ask --wait --timeout` ran out before an answer came.
     #[error("no answer to {question_id} within {seconds} s")]
     Timeout { question_id: String, seconds: u64 },
+    /// An upstream of the server (a bridged OpenCode) did not take an answer or a
+    /// command: unreachable (nothing sent), refused, or uncertain (it may have it). The
+    /// server itself answered, so this is no outage of the server and nothing is queued.
+    #[error("{message}")]
+    Upstream { code: ErrorCode, message: String },
     #[error("internal error: {0}")]
     Internal(String),
     /// Not a refusal: the source could not be reached, so the answer was written to the
@@ -72,6 +77,8 @@ pub mod exit {
     pub const TIMEOUT: i32 = 11;
     /// The answer is in the outbox, not yet at the source (it was unreachable).
     pub const QUEUED: i32 = 12;
+    /// The server answered, but its upstream (a bridged OpenCode) did not take it.
+    pub const UPSTREAM: i32 = 13;
 }
 
 impl OqError {
@@ -99,6 +106,12 @@ impl OqError {
             message: message.into(),
         }
     }
+    pub fn upstream(code: ErrorCode, message: impl Into<String>) -> Self {
+        OqError::Upstream {
+            code,
+            message: message.into(),
+        }
+    }
     pub fn not_found(what: &'static str, id: impl Into<String>) -> Self {
         OqError::NotFound {
             message: format!("{what} {} not found", id.into()),
@@ -115,7 +128,8 @@ impl OqError {
             | OqError::Forbidden { code, .. }
             | OqError::Conflict { code, .. }
             | OqError::Store { code, .. }
-            | OqError::Source { code, .. } => *code,
+            | OqError::Source { code, .. }
+            | OqError::Upstream { code, .. } => *code,
             OqError::Timeout { .. } => ErrorCode::Timeout,
             OqError::Queued { .. } => ErrorCode::Queued,
             OqError::Internal(_) => ErrorCode::Internal,
@@ -130,7 +144,7 @@ impl OqError {
             OqError::Invalid { .. } => 422,
             OqError::Timeout { .. } => 504,
             OqError::Queued { .. } => 503,
-            OqError::Source { .. } => 502,
+            OqError::Source { .. } | OqError::Upstream { .. } => 502,
             // A full disk is the server's storage (RFC 4918's 507); a store that is busy,
             // failed or damaged is the service unavailable, not a bug.
             OqError::Store { code, .. } => match code {
@@ -154,6 +168,7 @@ impl OqError {
             OqError::Source { .. } => exit::SOURCE,
             OqError::Timeout { .. } => exit::TIMEOUT,
             OqError::Queued { .. } => exit::QUEUED,
+            OqError::Upstream { .. } => exit::UPSTREAM,
             OqError::Internal(_) => exit::INTERNAL,
         }
     }
@@ -184,6 +199,9 @@ impl OqError {
                     .unwrap_or(&message)
                     .to_string(),
             ),
+            ErrorCode::UpstreamUnreachable
+            | ErrorCode::UpstreamRefused
+            | ErrorCode::UpstreamUncertain => OqError::Upstream { code, message },
             _ => match status {
                 404 => OqError::NotFound { message },
                 400 | 413 | 415 | 422 => OqError::Invalid { code, message },

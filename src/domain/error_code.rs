@@ -88,6 +88,8 @@ error_codes! {
     MethodNotAllowed => "method_not_allowed",
     NoDataDir => "no_data_dir",
     NotAMember => "not_a_member",
+    /// Only an OpenCode upstream's admins change its settings.
+    NotAnAdmin => "not_an_admin",
     NotAnExecutionSession => "not_an_execution_session",
     NotAnOqStore => "not_an_oq_store",
     NotFound => "not_found",
@@ -106,6 +108,8 @@ error_codes! {
     QuestionClosed => "question_closed",
     QuestionExists => "question_exists",
     QuestionIdentityConflict => "question_identity_conflict",
+    /// A bridged question the bridge cannot act on yet (its directory is being looked up).
+    QuestionNotReady => "question_not_ready",
     /// Seed 002: another path holds the single-flight claim on this request.
     QuestionSubmissionClaimed => "question_submission_claimed",
     /// Not a refusal: the answer waits in the outbox.

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::choices::{ClosedReason, Prompt, Upstream};
+use super::delegation::{Claimant, PauseReason, PostKind};
 use super::gate::Verdict;
 use super::question::Afeta;
 use super::readiness::ReadinessGate;
@@ -171,6 +172,43 @@ pub enum Event {
         by: String,
         open_questions: u64,
     },
+
+    /// A bridge armed the auto-answer timer of an imported question: it answers at
+    /// `deadline` (Unix ms) unless someone does first. Kept so a restart keeps it.
+    #[serde(rename = "open_question.countdown", rename_all = "camelCase")]
+    QuestionCountdown { question_id: String, deadline: i64 },
+    /// A person paused a bridged question's timer.
+    #[serde(rename = "open_question.paused", rename_all = "camelCase")]
+    QuestionPaused {
+        question_id: String,
+        reason: PauseReason,
+        by: String,
+    },
+    /// A person lifted the pause: a fresh window.
+    #[serde(rename = "open_question.resumed", rename_all = "camelCase")]
+    QuestionResumed { question_id: String, by: String },
+    /// A bridge sent a reply or a reject upstream for this question, before its outcome
+    /// is known: the person's answer, the timer's or a delegating person's
+    /// continuation. The settlement that follows says how it ended; none after it
+    /// means the outcome is still unknown (never sent again).
+    #[serde(rename = "open_question.submitted", rename_all = "camelCase")]
+    QuestionSubmitted {
+        question_id: String,
+        claimant: Claimant,
+        post: PostKind,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        answers: Vec<Vec<String>>,
+        by: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        idempotency_key: Option<String>,
+    },
+    /// An admin changed an OpenCode upstream's auto-delegate toggle.
+    #[serde(rename = "bridge.settings_changed", rename_all = "camelCase")]
+    BridgeSettingsChanged {
+        upstream: String,
+        enabled: bool,
+        by: String,
+    },
 }
 
 fn default_source() -> String {
@@ -198,6 +236,11 @@ impl Event {
             Event::GateRescueParked { .. } => "gate.rescue_parked",
             Event::GateResumed { .. } => "gate.resumed",
             Event::ReadinessRecorded { .. } => "readiness.recorded",
+            Event::QuestionCountdown { .. } => "open_question.countdown",
+            Event::QuestionPaused { .. } => "open_question.paused",
+            Event::QuestionResumed { .. } => "open_question.resumed",
+            Event::QuestionSubmitted { .. } => "open_question.submitted",
+            Event::BridgeSettingsChanged { .. } => "bridge.settings_changed",
         }
     }
 
@@ -219,7 +262,11 @@ impl Event {
             | Event::QuestionOrphaned { question_id }
             | Event::DecisionRecord { question_id, .. }
             | Event::GateRescueParked { question_id, .. }
-            | Event::GateResumed { question_id, .. } => Some(question_id),
+            | Event::GateResumed { question_id, .. }
+            | Event::QuestionCountdown { question_id, .. }
+            | Event::QuestionPaused { question_id, .. }
+            | Event::QuestionResumed { question_id, .. }
+            | Event::QuestionSubmitted { question_id, .. } => Some(question_id),
             Event::StoryCorrected { question_id, .. }
             | Event::QaVerdict {
                 open_question_id: question_id,

@@ -5,6 +5,7 @@
 
 pub mod actor;
 pub mod choices;
+pub mod delegation;
 pub mod dev_context;
 pub mod error;
 pub mod error_code;

@@ -11,8 +11,8 @@ pub mod sqlite;
 pub mod store;
 
 pub use operations::{
-    DevContext, Engine, EngineConfig, ListPage, NewQuestion, Readiness, VerdictInput,
-    VerdictOutcome,
+    DevContext, Engine, EngineConfig, ImportedSettlement, ListPage, NewQuestion, Readiness,
+    VerdictInput, VerdictOutcome,
 };
 pub use sqlite::SqliteStore;
 pub use store::{NewEvent, ParkedTask, StatusFilter, Store, StoreView};

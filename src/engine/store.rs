@@ -111,6 +111,9 @@ pub trait StoreView {
         task_id: &str,
         story_id: &str,
     ) -> Result<Vec<Decisao>, OqError>;
+    /// Every event about one question, oldest first (the bridge's restore reads its
+    /// countdowns, pauses and submissions from them).
+    fn question_events(&self, question_id: &str) -> Result<Vec<Event>, OqError>;
     /// Events after `after`, oldest first, at most `limit`. For one project `after` is a
     /// `project_seq` (its own numbering, what its event stream sends); for the whole log
     /// (`None`) it is a `seq`.

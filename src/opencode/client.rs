@@ -13,7 +13,7 @@ use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::types::{Request, Session, SessionStatus};
+use super::types::{Message, Request, Session, SessionStatus, ToolPart};
 use crate::domain::{ErrorCode, OqError};
 
 /// Long enough for a loaded server, short enough that a dead one is reported while the
@@ -314,6 +314,41 @@ impl Client {
     ) -> Result<std::collections::HashMap<String, SessionStatus>, OqError> {
         self.json(self.request(Method::GET, "/session/status", Some(directory)))
             .await
+    }
+
+    /// The `question` tool part of `call_id` in the session's messages
+    /// (`GET /session/:id/message`): what became of a request once it is no longer
+    /// pending. `Ok(None)`: no such session (404) or no such part.
+    pub async fn tool_part(
+        &self,
+        session_id: &str,
+        directory: &str,
+        call_id: &str,
+    ) -> Result<Option<ToolPart>, OqError> {
+        let req = self.request(
+            Method::GET,
+            &format!("/session/{}/message", seg(session_id)),
+            Some(directory),
+        );
+        let (status, bytes) = self.exchange(req).await?;
+        if status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(self.refused(status, &bytes));
+        }
+        let messages: Vec<Message> =
+            serde_json::from_slice(&bytes).map_err(|e| OqError::Source {
+                code: ErrorCode::BadResponse,
+                message: format!(
+                    "OpenCode at {} sent messages oq does not understand: {e}",
+                    self.base
+                ),
+            })?;
+        Ok(messages
+            .into_iter()
+            .flat_map(|m| m.parts)
+            .find(|p| p.kind == "tool" && p.call_id.as_deref() == Some(call_id)))
     }
 
     /// `POST /session`: a new session in the directory.

@@ -15,4 +15,4 @@ pub mod types;
 
 pub use client::{Auth, Client, Settled};
 pub use events::{Envelope, Event, Scope};
-pub use types::{Placement, Request};
+pub use types::{Placement, Request, ToolPart, ToolRef};

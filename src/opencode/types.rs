@@ -54,6 +54,55 @@ pub struct ToolRef {
     pub call_id: String,
 }
 
+/// A message of `GET /session/:id/message`, with its parts (the fields oq reads).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Message {
+    #[serde(default)]
+    pub parts: Vec<ToolPart>,
+}
+
+/// A part of a message; oq reads `tool` parts (the `question` tool's call and its state).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ToolPart {
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    #[serde(rename = "callID", default)]
+    pub call_id: Option<String>,
+    #[serde(default)]
+    pub state: Option<ToolState>,
+}
+
+/// A tool call's state: `pending`, `running` (the agent waits: a request that is no
+/// longer listed while its part still runs was lost upstream), `completed` (with the
+/// answers in `metadata`) or `error` (dismissed, aborted).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ToolState {
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub metadata: Option<ToolMetadata>,
+    #[serde(default)]
+    pub time: Option<ToolTime>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ToolMetadata {
+    #[serde(default)]
+    pub answers: Option<Vec<Vec<String>>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct ToolTime {
+    /// When the tool began: when the agent asked (Unix ms).
+    #[serde(default)]
+    pub start: i64,
+}
+
+/// OpenCode's words for a dismissed question's tool error.
+pub const DISMISSED_ERROR: &str = "dismissed";
+
 /// `GET /session/:id` (the fields oq reads).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Session {
@@ -92,6 +141,24 @@ impl SessionStatus {
 }
 
 impl QuestionInfo {
+    /// The part of an imported question, as OpenCode asked it.
+    pub fn from_prompt(p: &Prompt) -> Self {
+        QuestionInfo {
+            question: p.question.clone(),
+            header: p.header.clone(),
+            options: p
+                .options
+                .iter()
+                .map(|o| OptionInfo {
+                    label: o.label.clone(),
+                    description: o.description.clone(),
+                })
+                .collect(),
+            multiple: p.multiple,
+            custom: Some(p.custom),
+        }
+    }
+
     pub fn to_prompt(&self) -> Prompt {
         Prompt {
             header: self.header.clone(),
@@ -127,6 +194,21 @@ pub struct Placement<'a> {
 pub const OPENCODE_AUTHOR: &str = "opencode";
 
 impl Request {
+    /// The request an imported question stands for (its parts and where it lives);
+    /// `None` for a question that is not OpenCode's.
+    pub fn of_question(q: &Question) -> Option<Request> {
+        let up = q.upstream.as_ref().filter(|u| u.kind == "opencode")?;
+        Some(Request {
+            id: up.request_id.clone(),
+            session_id: up.session_id.clone(),
+            questions: q.prompts.iter().map(QuestionInfo::from_prompt).collect(),
+            tool: up.call_id.as_ref().map(|c| ToolRef {
+                message_id: String::new(),
+                call_id: c.clone(),
+            }),
+        })
+    }
+
     /// The request as an open domain question: `pergunta` is the first question's text
     /// (cut to 500 characters), `prompts` one per question, `upstream` filled, project =
     /// the directory, session author = the configured person.
@@ -157,6 +239,7 @@ impl Request {
                 directory: at.directory.to_string(),
                 request_id: self.id.clone(),
                 session_id: self.session_id.clone(),
+                call_id: self.tool.as_ref().map(|t| t.call_id.clone()),
             }),
             closure: None,
             orphaned: false,

@@ -189,7 +189,8 @@ pub async fn run_observed(
     for oc in &config.opencode {
         let up = crate::bridge::Upstream::new(
             oc.clone(),
-            state.clone(),
+            engine.clone(),
+            crate::bridge::Notifier::new(state.0.changes.clone()),
             &config.data_dir,
             state.bridges().tip_sender(),
         )?;

@@ -7,20 +7,19 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use reqwest::{Client, Method, RequestBuilder, StatusCode};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use reqwest::{Client, Method, StatusCode};
 use tokio::sync::OnceCell;
 
-use super::auto_delegate::{CommandBody, SnapshotBody};
+use super::http_call::seg;
 use super::http_feed::{self, Feed};
 use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::sqlite::now_ms;
 use crate::engine::{StatusFilter, VerdictInput};
+use crate::wire::auto_delegate::CommandReply;
 use crate::wire::{
-    AutoCommand, AutoDelegate, DevContext, ErrorBody, QuestionItem, QuestionList, Readiness,
+    AutoCommand, AutoDelegate, DelegateSnapshot, DevContext, QuestionItem, QuestionList, Readiness,
     SessionItem, VerdictReply, WaitingItem, WaitingList,
 };
 
@@ -30,9 +29,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 
 #[derive(Clone)]
 pub struct HttpSource {
-    base: String,
-    token: String,
-    client: Client,
+    pub(super) base: String,
+    pub(super) token: String,
+    pub(super) client: Client,
     identity: std::sync::Arc<OnceCell<Identity>>,
     /// The followed event streams, one per project, with the revision last returned.
     feeds: std::sync::Arc<std::sync::Mutex<Feeds>>,
@@ -129,74 +128,6 @@ impl HttpSource {
         }
     }
 
-    fn request(&self, method: Method, path: &str) -> RequestBuilder {
-        self.client
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
-    }
-
-    async fn send<T: DeserializeOwned>(&self, req: RequestBuilder) -> Result<T, OqError> {
-        let (status, bytes) = self.fetch(req).await?;
-        self.decode(status, &bytes)
-    }
-
-    /// The status and body of one call; only "could not reach" is an error here.
-    async fn fetch(&self, req: RequestBuilder) -> Result<(StatusCode, Vec<u8>), OqError> {
-        let resp = req.send().await.map_err(|e| self.unreachable(e))?;
-        let status = resp.status();
-        let bytes = resp.bytes().await.map_err(|e| self.unreachable(e))?;
-        Ok((status, bytes.to_vec()))
-    }
-
-    /// A success body as `T`; a refusal rebuilt from its `{code, message}`.
-    fn decode<T: DeserializeOwned>(&self, status: StatusCode, bytes: &[u8]) -> Result<T, OqError> {
-        if status.is_success() {
-            return serde_json::from_slice(bytes).map_err(|e| OqError::Source {
-                code: ErrorCode::BadResponse,
-                message: format!(
-                    "{} answered something oq does not understand: {e}",
-                    self.base
-                ),
-            });
-        }
-        if status == StatusCode::UNAUTHORIZED {
-            return Err(OqError::Source {
-                code: ErrorCode::Unauthorized,
-                message: format!("{} refused the token", self.base),
-            });
-        }
-        match serde_json::from_slice::<ErrorBody>(bytes) {
-            Ok(body) => Err(OqError::from_wire(
-                status.as_u16(),
-                body.code,
-                &body.message,
-            )),
-            Err(_) => Err(OqError::Source {
-                code: ErrorCode::BadResponse,
-                message: format!("{} answered {status} without an error body", self.base),
-            }),
-        }
-    }
-
-    async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, OqError> {
-        self.send(self.request(Method::GET, path)).await
-    }
-
-    async fn post<T: DeserializeOwned, B: Serialize + ?Sized>(
-        &self,
-        path: &str,
-        body: &B,
-    ) -> Result<T, OqError> {
-        self.send(self.request(Method::POST, path).json(body)).await
-    }
-
-    fn unreachable(&self, e: reqwest::Error) -> OqError {
-        OqError::Source {
-            code: ErrorCode::Unreachable,
-            message: format!("cannot reach {}: {}", self.base, root_cause(&e)),
-        }
-    }
-
     /// A project-scoped route needs a project: the one given, else the caller's only one.
     async fn project(&self, project: Option<&str>) -> Result<String, OqError> {
         if let Some(p) = project {
@@ -218,27 +149,6 @@ impl HttpSource {
             )),
         }
     }
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause: &dyn std::error::Error = e;
-    while let Some(next) = cause.source() {
-        cause = next;
-    }
-    cause.to_string()
-}
-
-/// Path segments are ids checked by the domain; encode anyway so a typo cannot reach
-/// another route.
-fn seg(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 impl Source for HttpSource {
@@ -443,7 +353,7 @@ impl Source for HttpSource {
         if status == StatusCode::NOT_FOUND {
             return Ok(None);
         }
-        let body: SnapshotBody = self.decode(status, &bytes)?;
+        let body: DelegateSnapshot = self.decode(status, &bytes)?;
         Ok(Some(body.into_view(now_ms())))
     }
 
@@ -452,7 +362,7 @@ impl Source for HttpSource {
             "/api/question-auto-delegate/requests/{}/pause",
             seg(question_id)
         );
-        let body: CommandBody = self
+        let body: CommandReply = self
             .post(&path, &serde_json::json!({ "reason": "user" }))
             .await?;
         Ok(body.into())
@@ -463,7 +373,7 @@ impl Source for HttpSource {
             "/api/question-auto-delegate/requests/{}/delegate",
             seg(question_id)
         );
-        let body: CommandBody = self.post(&path, &serde_json::json!({})).await?;
+        let body: CommandReply = self.post(&path, &serde_json::json!({})).await?;
         Ok(body.into())
     }
 }

@@ -11,8 +11,8 @@
 //! rebuilt from its `{code, message}`), so exit codes match too.
 
 mod any;
-mod auto_delegate;
 pub mod http;
+mod http_call;
 mod http_feed;
 pub mod local;
 pub mod mirror;

@@ -6,9 +6,14 @@
 //!   before it is sent. Delivered → settled; refused at once → the entry is discarded
 //!   and the refusal returned (the person sees it now); unreachable → the entry stays
 //!   pending and the answer returns [`OqError::Queued`] (exit 12): a distinct outcome the
-//!   doors and the TUI show as "queued", never a false success. A kill at any point
-//!   leaves the answer delivered or pending, and a pending one is sent again under its
-//!   own key, so it lands exactly once.
+//!   doors and the TUI show as "queued", never a false success. A server that answered
+//!   about its upstream is reachable: `upstream_uncertain` keeps the entry `uncertain`
+//!   (the text is kept; its fate is asked again on delivery) and returns the error, the
+//!   other `upstream_*` refusals are shown like any refusal. A kill at any point leaves
+//!   the answer delivered or pending, and a pending one is sent again under its own key,
+//!   so it lands exactly once.
+//! - What every delivery of this process settled is kept ([`ResilientSource::deliveries`]),
+//!   so `oq outbox --deliver` reports the entries an attach settled before it asked.
 //! - Reconnecting: after a failure, calls fail fast (and read the mirror) until an
 //!   exponential backoff with jitter has passed, so a TUI polling every second does not
 //!   hammer a dead host. The first success after being offline (or the first in this
@@ -59,6 +64,8 @@ pub struct ResilientSource<S> {
     flushing: Arc<tokio::sync::Mutex<()>>,
     /// Keys this process is sending right now; a flush leaves them to their sender.
     sending: Arc<Mutex<HashSet<String>>>,
+    /// What every flush of this process did, entry by entry.
+    settled: Arc<Mutex<Delivery>>,
 }
 
 /// The source did not answer at all (as opposed to refusing): only then do we go offline.
@@ -87,6 +94,7 @@ impl<S: Source> ResilientSource<S> {
             link: Default::default(),
             flushing: Default::default(),
             sending: Default::default(),
+            settled: Default::default(),
         })
     }
 
@@ -167,9 +175,11 @@ impl<S: Source> ResilientSource<S> {
             .outbox
             .deliver_all_except(&self.inner, &self.name, |k| self.sending().contains(k))
             .await?;
-        let contacted = !(report.delivered.is_empty()
-            && report.conflicts.is_empty()
-            && report.refused.is_empty());
+        let contacted = report.contacted();
+        self.settled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .absorb(report.clone());
         if report.stopped.is_some() {
             self.went_offline();
         } else if contacted {
@@ -184,6 +194,14 @@ impl<S: Source> ResilientSource<S> {
 }
 
 impl<S: Source> ResilientSource<S> {
+    /// Everything the deliveries of this process did so far (attaches included).
+    pub fn deliveries(&self) -> Delivery {
+        self.settled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     async fn send_ahead(
         &self,
         project: Option<&str>,
@@ -206,6 +224,15 @@ impl<S: Source> ResilientSource<S> {
                 source_name: self.name.clone(),
                 key: key.into(),
             }),
+            Err(
+                e @ OqError::Upstream {
+                    code: ErrorCode::UpstreamUncertain,
+                    ..
+                },
+            ) => {
+                self.outbox.mark_uncertain(key, &e.to_string())?;
+                Err(e)
+            }
             Err(e) => {
                 self.outbox.discard(key)?;
                 Err(e)

@@ -77,6 +77,7 @@ fn request(model: &Model, q: &QuestionItem) -> Option<AutoRequest> {
         },
         deadline_unix_ms: None,
         pause_reason: None,
+        paused_by: None,
         enabled: view.enabled,
     })
 }

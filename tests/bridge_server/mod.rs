@@ -1,8 +1,12 @@
 //! An `oq serve` with `[[opencode]]` upstreams on a runtime of its own, for the bridge
-//! tests: one person `ana` (the answerer) and one person `caio` of another project, each
-//! with a token; spoken to over HTTP. The server's state is reachable (`state`) so a test
-//! can read an upstream's counters and force its cleanup.
+//! tests, spoken to over HTTP. People of `loja`: `ana` (the answerer), `bia` (a member),
+//! `dora` (a member, and the admin when a test names admins); `caio` of another project;
+//! agents of `loja`: `po-bot` (po) and `qa-bot` (qa-agent). Each has a token
+//! (`token(name)`). The server's state is reachable (`state`) so a test can read an
+//! upstream's counters and force its cleanup.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod scripted;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,6 +26,7 @@ pub struct BridgeServer {
     pub base: String,
     pub ana: String,
     pub caio: String,
+    pub tokens: std::collections::HashMap<&'static str, String>,
     pub state: AppState,
     pub dir: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
@@ -36,7 +41,27 @@ pub struct Upstreamed<'a> {
     pub auto_delegate: bool,
     pub window_seconds: u64,
     pub timing: UpstreamTiming,
+    /// `admins = […]` when given.
+    pub admins: Option<&'a [&'a str]>,
 }
+
+impl<'a> Upstreamed<'a> {
+    /// An upstream at `url` watching `directories`, auto-delegate as given, 30 s window.
+    pub fn at(url: &'a str, directories: &'a [&'a str], auto_delegate: bool) -> Self {
+        Upstreamed {
+            url,
+            directories,
+            auto_delegate,
+            window_seconds: 30,
+            timing: UpstreamTiming::default(),
+            admins: None,
+        }
+    }
+}
+
+/// Everyone the server knows: (name, kind, role).
+pub const PEOPLE: [&str; 4] = ["ana", "bia", "dora", "caio"];
+pub const AGENTS: [(&str, &str); 2] = [("po-bot", "po"), ("qa-bot", "qa-agent")];
 
 impl BridgeServer {
     /// Starts on 127.0.0.1:0 with `data_dir` (a fresh temp dir unless given: a restart
@@ -47,27 +72,42 @@ impl BridgeServer {
         let data = data_dir
             .map(|d| d.to_path_buf())
             .unwrap_or_else(|| dir.path().join("data"));
-        let ana = oq::engine::ids::token();
-        let caio = oq::engine::ids::token();
+        let mut tokens = std::collections::HashMap::new();
+        let mut users = String::new();
+        for p in PEOPLE {
+            let t = oq::engine::ids::token();
+            users.push_str(&format!(
+                "[[users]]\nid = \"{p}\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n",
+                hex::encode(token_hash(&t))
+            ));
+            tokens.insert(p, t);
+        }
+        for (a, role) in AGENTS {
+            let t = oq::engine::ids::token();
+            users.push_str(&format!(
+                "[[users]]\nid = \"{a}\"\nkind = \"agent\"\nrole = \"{role}\"\ntoken_sha256 = \"{}\"\n",
+                hex::encode(token_hash(&t))
+            ));
+            tokens.insert(a, t);
+        }
+        let (ana, caio) = (tokens["ana"].clone(), tokens["caio"].clone());
         let dirs = up
             .directories
             .iter()
             .map(|d| format!("{d:?}"))
             .collect::<Vec<_>>()
             .join(", ");
+        let admins = up
+            .admins
+            .map(|a| format!("admins = {a:?}\n"))
+            .unwrap_or_default();
         let text = format!(
-            "listen = \"127.0.0.1:0\"\ndata_dir = {data:?}\n\
-             [[users]]\nid = \"ana\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\
-             [[users]]\nid = \"caio\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\
-             [[projects]]\nid = \"{PROJECT}\"\nmembers = [\"ana\"]\n\
+            "listen = \"127.0.0.1:0\"\ndata_dir = {data:?}\n{users}\
+             [[projects]]\nid = \"{PROJECT}\"\nmembers = [\"ana\", \"bia\", \"dora\"]\nagents = [\"po-bot\", \"qa-bot\"]\n\
              [[projects]]\nid = \"outro\"\nmembers = [\"caio\"]\n\
              [[opencode]]\nname = \"{UPSTREAM}\"\nurl = \"{}\"\ndirectories = [{dirs}]\n\
-             project = \"{PROJECT}\"\nanswerer = \"ana\"\nauto_delegate = {}\nwindow_seconds = {}\n",
-            hex::encode(token_hash(&ana)),
-            hex::encode(token_hash(&caio)),
-            up.url,
-            up.auto_delegate,
-            up.window_seconds,
+             project = \"{PROJECT}\"\nanswerer = \"ana\"\n{admins}auto_delegate = {}\nwindow_seconds = {}\n",
+            up.url, up.auto_delegate, up.window_seconds,
         );
         let path = dir.path().join("serve.toml");
         std::fs::write(&path, &text).unwrap();
@@ -106,6 +146,7 @@ impl BridgeServer {
             base,
             ana,
             caio,
+            tokens,
             state,
             dir,
             stop: Some(stop_tx),
@@ -116,6 +157,25 @@ impl BridgeServer {
 
     pub fn upstream(&self) -> Arc<Upstream> {
         self.state.bridges().get(UPSTREAM).expect("upstream")
+    }
+
+    /// The token of a person or agent this server knows.
+    pub fn token(&self, who: &str) -> String {
+        self.tokens[who].clone()
+    }
+
+    /// Forces the cleanup of the upstream's live connection (as if it ended by `end`).
+    pub fn end_connection(&self, end: oq::bridge::connection::End) -> bool {
+        let u = self.upstream();
+        self.rt.block_on(u.end_connection(end))
+    }
+
+    /// Every event of the project's log, oldest first (read from the store directly).
+    pub fn events(&self) -> Vec<oq::domain::StoredEvent> {
+        self.state
+            .engine()
+            .events_after(Some(PROJECT), 0, 100_000)
+            .unwrap()
     }
 
     /// (status, body) of one call with `token`.

@@ -1,16 +1,16 @@
 //! What people and clients ask for: a manual reply or reject, an explicit delegate, a
-//! pause, and a goal pause over a session tree.
+//! pause and its resume, and a goal pause over a session tree.
 //!
 //! The rules kept here: one synchronous single-flight claim per request shared with the
 //! timer (a loser is refused with [`Refusal::Claimed`] before anything changes); client
 //! hints never override a bound identity ([`Refusal::IdentityConflict`]); manual answers
-//! are forwarded as given; an unknown request is recovered through a list, never invented.
+//! are forwarded as given; nothing is claimed while the upstream is unreachable
+//! ([`Refusal::Unreachable`]); an unknown request is recovered through a list, never
+//! invented.
 
 use super::machine::{cancel_timer, push_once};
 use super::messages::{Effect, Hints, Refusal};
-use super::state::{
-    Claim, Claimant, PauseReason, PendingRequest, PostKind, RequestState, SettledHow,
-};
+use super::state::{Claim, Claimant, PauseReason, PendingRequest, Post, RequestState};
 
 /// Refuse a client whose hints contradict the bound identity. A session is bound once
 /// known; a directory only when authoritative (a hinted one can still be corrected).
@@ -46,7 +46,7 @@ impl super::Delegate {
     pub(super) fn manual(
         &mut self,
         request_id: &str,
-        answers: Option<Vec<Vec<String>>>,
+        post: Post,
         hints: &Hints,
         fx: &mut Vec<Effect>,
     ) -> Result<(), Refusal> {
@@ -54,8 +54,12 @@ impl super::Delegate {
             Some(req) => {
                 check_identity(req, hints)?;
                 check_claimable(req)?;
+                if !self.connected {
+                    return Err(Refusal::Unreachable);
+                }
                 cancel_timer(req, fx);
             }
+            None if !self.connected => return Err(Refusal::Unreachable),
             None => {
                 self.observations += 1;
                 let adhoc = PendingRequest {
@@ -66,6 +70,10 @@ impl super::Delegate {
                     question_count: None,
                     state: RequestState::Disabled,
                     seen_at: self.observations,
+                    tool: None,
+                    paused_by: None,
+                    last_claim: None,
+                    kept_deadline: None,
                 };
                 self.requests.insert(request_id.to_string(), adhoc);
                 self.changed = true;
@@ -74,11 +82,7 @@ impl super::Delegate {
         let claim = Claim {
             id: self.fresh_id(),
             by: Claimant::Manual,
-            post: if answers.is_some() {
-                PostKind::Reply
-            } else {
-                PostKind::Reject
-            },
+            post: post.kind(),
         };
         // An authoritative directory was checked against the hint above; otherwise the
         // client's hint is where it expects the request, so the POST goes there.
@@ -91,19 +95,20 @@ impl super::Delegate {
             self.changed = true;
         }
         self.set_state(request_id, RequestState::Submitting { claim });
-        let Some(req) = self.requests.get(request_id) else {
+        let Some(req) = self.requests.get_mut(request_id) else {
             return Ok(());
         };
+        req.last_claim = Some((claim, post.answers().to_vec()));
         let directory = req.directory.clone();
         let session = req.session_id.clone();
-        fx.push(match answers {
-            Some(answers) => Effect::PostReply {
+        fx.push(match post {
+            Post::Reply { answers } => Effect::PostReply {
                 request_id: request_id.to_string(),
                 directory,
                 answers,
                 claim,
             },
-            None => Effect::PostReject {
+            Post::Reject => Effect::PostReject {
                 request_id: request_id.to_string(),
                 directory,
                 claim,
@@ -137,6 +142,9 @@ impl super::Delegate {
             }
             return Ok(());
         };
+        if !self.connected {
+            return Err(Refusal::Unreachable);
+        }
         let directory = directory.to_string();
         cancel_timer(req, fx);
         self.post_continuation(request_id, directory, count, Claimant::Delegate, fx);
@@ -144,11 +152,13 @@ impl super::Delegate {
     }
 
     /// Stop the timer for a person or a client showing the question. Works without a
-    /// directory. A `User` pause is a takeover of the session's tree.
+    /// directory, and while the upstream is unreachable (a person's pause outlasts the
+    /// outage). A `User` pause is a takeover of the session's tree.
     pub(super) fn pause(
         &mut self,
         request_id: &str,
         reason: PauseReason,
+        by: Option<String>,
         hints: &Hints,
         fx: &mut Vec<Effect>,
     ) -> Result<(), Refusal> {
@@ -161,15 +171,46 @@ impl super::Delegate {
         cancel_timer(req, fx);
         let session = req.session_id.clone();
         self.set_state(request_id, RequestState::Paused { reason });
+        if let Some(req) = self.requests.get_mut(request_id)
+            && req.paused_by != by
+        {
+            req.paused_by = by;
+            self.changed = true;
+        }
         if reason == PauseReason::User {
             self.takeover(session.as_deref(), fx);
         }
         Ok(())
     }
 
+    /// Lift a pause: the request counts again from a fresh window (or waits for what it
+    /// lacks). An outage's own pause is lifted only by `Connected`; a request that is
+    /// not paused is left as it is.
+    pub(super) fn resume(
+        &mut self,
+        now_ms: u64,
+        request_id: &str,
+        hints: &Hints,
+        fx: &mut Vec<Effect>,
+    ) -> Result<(), Refusal> {
+        let Some(req) = self.requests.get(request_id) else {
+            fx.push(recover(request_id, hints.directory()));
+            return Ok(());
+        };
+        check_identity(req, hints)?;
+        check_claimable(req)?;
+        match req.state {
+            RequestState::Paused { reason } if reason != PauseReason::Unreachable => {
+                self.arm_or_wait(now_ms, request_id, fx);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// The goal of `root_session`'s tree stopped: every unclaimed request of the tree that
-    /// could count (counting, waiting, disabled) is paused with reason `Goal`. Requests a
-    /// person paused keep their reason.
+    /// could count (counting, waiting, disabled, or paused by the machine itself) is paused
+    /// with reason `Goal`. Requests a person paused keep their reason.
     pub(super) fn goal_paused(&mut self, root_session: &str, fx: &mut Vec<Effect>) {
         let root = self.root_of(root_session);
         let ids: Vec<String> = self
@@ -181,6 +222,9 @@ impl super::Delegate {
                     RequestState::Counting { .. }
                         | RequestState::Waiting { .. }
                         | RequestState::Disabled
+                        | RequestState::Paused {
+                            reason: PauseReason::Unreachable | PauseReason::Refused
+                        }
                 ) && r
                     .session_id
                     .as_deref()
@@ -199,23 +243,6 @@ impl super::Delegate {
                 },
             );
         }
-    }
-
-    /// `question.replied` / `question.rejected`: settled, whatever was in flight.
-    pub(super) fn settle_from_event(
-        &mut self,
-        request_id: &str,
-        how: SettledHow,
-        fx: &mut Vec<Effect>,
-    ) {
-        let Some(req) = self.requests.get(request_id) else {
-            return;
-        };
-        if matches!(req.state, RequestState::Settled { .. }) {
-            return;
-        }
-        cancel_timer(req, fx);
-        self.set_state(request_id, RequestState::Settled { how });
     }
 }
 

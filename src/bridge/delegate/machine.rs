@@ -5,11 +5,16 @@
 //! when anything the snapshot shows changed, `revision` goes up by one and the last effect
 //! is `NotifyTip{epoch, revision}`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::messages::{Effect, Input, ListToken, Refusal};
-use super::state::{Awaiting, Coverage, PendingRequest, RequestState, Requests, SettingsState};
+use super::state::{
+    Awaiting, Coverage, PauseReason, PendingRequest, RequestState, Requests, SettingsState,
+};
 use super::{CONTINUATION_TEXT, DEFAULT_WINDOW_MS};
+
+/// How long a settled request stays in the snapshot by default.
+pub const DEFAULT_SETTLED_RETENTION_MS: u64 = 5 * 60_000;
 
 /// How long a subagent chain may be before the walk to the root stops (a cycle guard).
 const MAX_LINEAGE_DEPTH: usize = 64;
@@ -21,6 +26,8 @@ pub struct DelegateConfig {
     pub window_ms: u64,
     /// Names this instance in tip events; a client seeing a new epoch refetches.
     pub epoch: u64,
+    /// A settled request leaves the snapshot this long after it settled.
+    pub settled_retention_ms: u64,
 }
 
 impl Default for DelegateConfig {
@@ -28,6 +35,7 @@ impl Default for DelegateConfig {
         Self {
             window_ms: DEFAULT_WINDOW_MS,
             epoch: 0,
+            settled_retention_ms: DEFAULT_SETTLED_RETENTION_MS,
         }
     }
 }
@@ -52,6 +60,11 @@ pub struct Delegate {
     pub(super) observations: u64,
     /// Set by any change the snapshot shows during the current `handle`.
     pub(super) changed: bool,
+    /// The upstream is connected and rehydrated: only then does a window count.
+    pub(super) connected: bool,
+    /// Requests settled and dropped from the table after the retention: never revived.
+    pub(super) forgotten: BTreeSet<String>,
+    pub(super) forgotten_order: VecDeque<String>,
 }
 
 impl Delegate {
@@ -70,6 +83,9 @@ impl Delegate {
             next_id: 1,
             observations: 0,
             changed: false,
+            connected: false,
+            forgotten: BTreeSet::new(),
+            forgotten_order: VecDeque::new(),
         }
     }
 
@@ -81,12 +97,16 @@ impl Delegate {
             Input::Asked { request, directory } => {
                 self.observe(now_ms, &request, directory.as_deref(), &mut fx)
             }
-            Input::Replied { request_id } => {
-                self.settle_from_event(&request_id, super::SettledHow::Replied, &mut fx)
-            }
-            Input::Rejected { request_id } => {
-                self.settle_from_event(&request_id, super::SettledHow::Rejected, &mut fx)
-            }
+            Input::Restore {
+                request,
+                directory,
+                restored,
+            } => self.restore(now_ms, &request, &directory, restored, &mut fx),
+            Input::Replied {
+                request_id,
+                answers,
+            } => self.replied_upstream(now_ms, &request_id, answers, &mut fx),
+            Input::Rejected { request_id } => self.rejected_upstream(now_ms, &request_id, &mut fx),
             Input::SessionDirectoryResolved {
                 session_id,
                 directory,
@@ -107,22 +127,30 @@ impl Delegate {
                 request_id,
                 answers,
                 hints,
-            } => self.manual(&request_id, Some(answers), &hints, &mut fx)?,
+            } => self.manual(&request_id, super::Post::Reply { answers }, &hints, &mut fx)?,
             Input::ManualReject { request_id, hints } => {
-                self.manual(&request_id, None, &hints, &mut fx)?
+                self.manual(&request_id, super::Post::Reject, &hints, &mut fx)?
             }
             Input::Delegate { request_id, hints } => self.delegate(&request_id, &hints, &mut fx)?,
             Input::Pause {
                 request_id,
                 reason,
+                by,
                 hints,
-            } => self.pause(&request_id, reason, &hints, &mut fx)?,
+            } => self.pause(&request_id, reason, by, &hints, &mut fx)?,
+            Input::Resume { request_id, hints } => {
+                self.resume(now_ms, &request_id, &hints, &mut fx)?
+            }
+            Input::Connected => self.connected(now_ms, &mut fx),
+            Input::Disconnected => self.disconnected(&mut fx),
+            Input::Tick => {}
+            Input::Inspected { request_id, found } => self.inspected(&request_id, found, &mut fx),
             Input::GoalPaused { root_session } => self.goal_paused(&root_session, &mut fx),
             Input::UpstreamResult {
                 request_id,
                 claim,
                 result,
-            } => self.upstream_result(&request_id, claim, result),
+            } => self.upstream_result(now_ms, &request_id, claim, result, &mut fx),
             Input::SettingsLoaded { generation, value } => {
                 self.settings_loaded(now_ms, generation, value, &mut fx)
             }
@@ -136,6 +164,7 @@ impl Delegate {
                 result,
             } => self.list_result(now_ms, directory, token, result, &mut fx),
         }
+        self.forget_settled(now_ms);
         if self.changed {
             self.revision += 1;
             fx.push(Effect::NotifyTip {
@@ -205,6 +234,11 @@ impl Delegate {
         self.requests.values()
     }
 
+    /// Whether the upstream is connected (as last told).
+    pub fn is_connected(&self) -> bool {
+        self.connected
+    }
+
     pub(super) fn fresh_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
@@ -216,6 +250,9 @@ impl Delegate {
         if let Some(req) = self.requests.get_mut(request_id)
             && req.state != state
         {
+            if !matches!(state, RequestState::Paused { .. }) {
+                req.paused_by = None;
+            }
             req.state = state;
             self.changed = true;
         }
@@ -223,7 +260,9 @@ impl Delegate {
 
     /// Put an unclaimed, unpaused request where the rules say: waiting for settings,
     /// disabled, counting a fresh window (settings ready, feature on, directory
-    /// authoritative), or waiting for its directory (and ask for the session).
+    /// authoritative, upstream connected; a deadline kept across a restart while it is
+    /// still ahead), paused while the upstream is unreachable, or waiting for its
+    /// directory (and ask for the session).
     pub(super) fn arm_or_wait(&mut self, now_ms: u64, request_id: &str, fx: &mut Vec<Effect>) {
         let Some(req) = self.requests.get(request_id) else {
             return;
@@ -241,9 +280,19 @@ impl Delegate {
             SettingsState::Unavailable | SettingsState::Ready { enabled: false } => {
                 RequestState::Disabled
             }
+            SettingsState::Ready { enabled: true } if has_directory && !self.connected => {
+                RequestState::Paused {
+                    reason: PauseReason::Unreachable,
+                }
+            }
             SettingsState::Ready { enabled: true } if has_directory => {
                 let timer_id = self.fresh_id();
-                let at_ms = now_ms.saturating_add(self.config.window_ms);
+                let kept = self
+                    .requests
+                    .get_mut(request_id)
+                    .and_then(|r| r.kept_deadline.take())
+                    .filter(|d| *d > now_ms);
+                let at_ms = kept.unwrap_or_else(|| now_ms.saturating_add(self.config.window_ms));
                 fx.push(Effect::ArmTimer {
                     request_id: request_id.to_string(),
                     timer_id,
@@ -358,11 +407,15 @@ impl Delegate {
             by,
             post: super::PostKind::Reply,
         };
+        let answers = vec![vec![CONTINUATION_TEXT.to_string()]; question_count];
         self.set_state(request_id, RequestState::Submitting { claim });
+        if let Some(req) = self.requests.get_mut(request_id) {
+            req.last_claim = Some((claim, answers.clone()));
+        }
         fx.push(Effect::PostReply {
             request_id: request_id.to_string(),
             directory: Some(directory),
-            answers: vec![vec![CONTINUATION_TEXT.to_string()]; question_count],
+            answers,
             claim,
         });
     }

@@ -1,46 +1,14 @@
 //! The machine's vocabulary: what goes in ([`Input`]), what comes out ([`Effect`]), how a
-//! command is refused ([`Refusal`]), and the OpenCode shapes it reads.
+//! command is refused ([`Refusal`]), and what an upstream POST came to ([`PostOutcome`]).
 //!
-//! OpenCode shapes follow `GET /question` and `question.asked`:
-//! `{id, sessionID, questions: [{question, header, options: [{label, description}], multiple}]}`;
-//! a reply body is `{answers: string[][]}`, one array per question.
+//! OpenCode's request shape is [`crate::opencode::Request`] (`GET /question`,
+//! `question.asked`), the one definition the bridge, the direct source and this machine
+//! share; a reply body is `{answers: string[][]}`, one array per question.
 
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::state::{Claim, PauseReason};
-use crate::domain::ErrorCode;
-
-/// One option of an OpenCode question.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QuestionOption {
-    pub label: String,
-    #[serde(default)]
-    pub description: String,
-}
-
-/// One question of an OpenCode request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QuestionInfo {
-    pub question: String,
-    #[serde(default)]
-    pub header: String,
-    #[serde(default)]
-    pub options: Vec<QuestionOption>,
-    #[serde(default)]
-    pub multiple: bool,
-}
-
-/// A pending OpenCode question request (`question.asked` properties, `GET /question` items).
-/// Unknown fields (`tool`…) are ignored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QuestionRequest {
-    pub id: String,
-    #[serde(rename = "sessionID")]
-    pub session_id: String,
-    #[serde(default)]
-    pub questions: Vec<QuestionInfo>,
-}
+use super::state::{Claim, Claimant, PauseReason, PostKind};
+use crate::opencode::Request;
 
 /// What a client said about a request's identity (`sessionID`, `directory` in a route's
 /// body). Hints never override a bound identity; an empty string counts as absent.
@@ -64,49 +32,91 @@ impl Hints {
     }
 }
 
-/// The outcome of one upstream POST, as the adapter saw it (seed's `UpstreamResult`).
-///
-/// Classification, in this order: `not_sent` (the request never left the process) →
-/// release and pause; `ok` → settled; `uncertain` → tombstone; then by `status`: 404 →
-/// settled elsewhere when the directory was authoritative, else like a definitive
-/// refusal; 400/409/422 and every other 4xx → release and pause; 5xx, a bare 0 and
-/// anything else → tombstone. The response body is the adapter's business.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UpstreamResult {
-    pub ok: bool,
-    #[serde(default)]
-    pub uncertain: bool,
-    #[serde(default)]
-    pub not_sent: bool,
-    pub status: u16,
+/// What one upstream POST came to, as the driver saw it (the seed's `UpstreamResult`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpstreamResult {
+    /// Nothing left the process (connection refused, the request could not be built).
+    NotSent,
+    /// A response came back with this status.
+    Status(u16),
+    /// Dispatched, then no usable answer (a timeout, a reset after writing).
+    Uncertain,
 }
 
-impl UpstreamResult {
-    /// A response with this status came back (`ok` for 2xx).
-    pub fn status(status: u16) -> Self {
-        Self {
-            ok: (200..300).contains(&status),
-            status,
-            ..Self::default()
-        }
-    }
+/// What a claim's POST means, decided once by the machine for every claimant (timer,
+/// delegate, a person's answer) and handed to whoever waits on the claim.
+///
+/// Classification: `NotSent` → `NotSent`; 2xx → `Applied`; 404 → `SettledElsewhere` when
+/// the directory was authoritative (else `Refused`: a hinted directory may just be the
+/// wrong one); every other 4xx → `Refused` (the server refused before applying anything;
+/// 400/409/422 are the seed's definitive rejects); `Uncertain`, 5xx, 0 and anything
+/// else → `Uncertain` (it may have been applied).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PostOutcome {
+    /// Upstream took it.
+    Applied,
+    /// Upstream no longer holds the request: settled by someone else, or lost.
+    SettledElsewhere,
+    /// Upstream refused it with this status: the claim is released and the request
+    /// paused for a person.
+    Refused { status: u16 },
+    /// It never left: the claim is released and the request paused for a person.
+    NotSent,
+    /// It may or may not have been applied: a tombstone, never retried.
+    Uncertain,
+}
 
-    /// Dispatched, then no usable answer (timeout, connection reset after writing).
-    pub fn uncertain() -> Self {
-        Self {
-            uncertain: true,
-            ..Self::default()
+impl PostOutcome {
+    pub fn classify(result: UpstreamResult, directory_authoritative: bool) -> PostOutcome {
+        match result {
+            UpstreamResult::NotSent => PostOutcome::NotSent,
+            UpstreamResult::Uncertain => PostOutcome::Uncertain,
+            UpstreamResult::Status(s) if (200..300).contains(&s) => PostOutcome::Applied,
+            UpstreamResult::Status(404) if directory_authoritative => PostOutcome::SettledElsewhere,
+            UpstreamResult::Status(s @ 400..=499) => PostOutcome::Refused { status: s },
+            UpstreamResult::Status(_) => PostOutcome::Uncertain,
         }
     }
+}
 
-    /// Failed before a byte left the process (connect refused, request build error).
-    pub fn not_sent() -> Self {
-        Self {
-            not_sent: true,
-            ..Self::default()
-        }
-    }
+/// A request restored from the log after the driver restarted: the upstream's request
+/// as imported, where it lives, and what the log says of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// The last deadline armed (machine clock), kept while it is still ahead.
+    pub deadline_ms: Option<u64>,
+    /// A pause that still holds, and who made it (`None`: the machine's own).
+    pub pause: Option<(PauseReason, Option<String>)>,
+    /// A POST that was recorded as sent with no outcome after it: an `Uncertain`
+    /// tombstone, resolved only by upstream's word.
+    pub submitted: Option<(Claimant, PostKind, Vec<Vec<String>>)>,
+}
+
+/// What a request's tool part upstream says, once the request is gone from the list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Inspection {
+    /// The tool completed: answered (with the answers when upstream reports them).
+    Answered { answers: Option<Vec<Vec<String>>> },
+    /// The tool ended with "the user dismissed this question".
+    Dismissed,
+    /// Still running, aborted, or no such part or session: upstream lost the request.
+    Lost,
+    /// The lookup failed: asked again after the next successful list.
+    Unknown,
+}
+
+/// How a settled request is to be recorded in the log (`Effect::Settle`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Settlement {
+    /// Our POST under `claim` took effect: recorded as the claimant's (the person's
+    /// answer or dismissal, the timer's or the delegating person's continuation).
+    Ours { claim: Claim },
+    /// Answered in OpenCode itself.
+    Replied { answers: Option<Vec<Vec<String>>> },
+    /// Dismissed in OpenCode itself.
+    Rejected,
+    /// Upstream lost it: not an answer.
+    Vanished,
 }
 
 /// A list that failed (network, non-2xx, bad body). The reason is for logs.
@@ -124,11 +134,20 @@ pub enum Input {
     /// `question.asked`; `directory` is the event's (`/event?directory=`, or the
     /// `/global/event` wrapper), authoritative when present.
     Asked {
-        request: QuestionRequest,
+        request: Request,
         directory: Option<String>,
     },
-    /// `question.replied` from upstream.
-    Replied { request_id: String },
+    /// A request the log holds open, after the driver restarted (before any connection).
+    Restore {
+        request: Request,
+        directory: String,
+        restored: Restored,
+    },
+    /// `question.replied` from upstream, with the answers when it reports them.
+    Replied {
+        request_id: String,
+        answers: Option<Vec<Vec<String>>>,
+    },
     /// `question.rejected` from upstream.
     Rejected { request_id: String },
     /// The `getSession` write-back: the session's real directory.
@@ -153,11 +172,26 @@ pub enum Input {
     ManualReject { request_id: String, hints: Hints },
     /// `POST …/requests/:id/delegate`: one explicit continuation, even with the feature off.
     Delegate { request_id: String, hints: Hints },
-    /// `POST …/requests/:id/pause`.
+    /// `POST …/requests/:id/pause`; `by` is the person (`None`: a driver's own pause).
     Pause {
         request_id: String,
         reason: PauseReason,
+        by: Option<String>,
         hints: Hints,
+    },
+    /// `POST …/requests/:id/resume`: a pause lifted, a fresh window.
+    Resume { request_id: String, hints: Hints },
+    /// The connection to upstream is up and rehydrated: what the outage paused counts
+    /// again, each from a fresh window.
+    Connected,
+    /// The connection ended: nothing counts until `Connected`.
+    Disconnected,
+    /// Time passed: settled requests past their retention leave the table.
+    Tick,
+    /// What a gone request's tool part says (after `Effect::Inspect`).
+    Inspected {
+        request_id: String,
+        found: Inspection,
     },
     /// The goal of this session tree was paused or aborted.
     GoalPaused { root_session: String },
@@ -180,7 +214,7 @@ pub enum Input {
     ListResult {
         directory: Option<String>,
         token: ListToken,
-        result: Result<Vec<QuestionRequest>, ListError>,
+        result: Result<Vec<Request>, ListError>,
     },
 }
 
@@ -218,6 +252,25 @@ pub enum Effect {
         request_id: String,
         directory: Option<String>,
     },
+    /// The outcome of `claim`'s POST, for whoever waits on it. Comes once per claim.
+    Resolved {
+        request_id: String,
+        claim: Claim,
+        outcome: PostOutcome,
+    },
+    /// Record the settlement in the log (the request is `Settled` now).
+    Settle {
+        request_id: String,
+        settlement: Settlement,
+    },
+    /// The request left upstream without a word: read its session's messages, find the
+    /// tool part of `tool`, and feed `Inspected`.
+    Inspect {
+        request_id: String,
+        session_id: Option<String>,
+        directory: Option<String>,
+        tool: Option<crate::opencode::ToolRef>,
+    },
     /// A person took over: pause the goal of this root session (in its directory).
     UserTakeover {
         root_session: String,
@@ -244,24 +297,7 @@ pub enum Refusal {
     /// The toggle value is not a JSON boolean.
     #[error("questionAutoDelegateEnabled must be a boolean")]
     NotBoolean,
-}
-
-impl Refusal {
-    /// The wire code of the HTTP layer.
-    pub fn code(&self) -> crate::domain::ErrorCode {
-        match self {
-            Refusal::Claimed => ErrorCode::QuestionSubmissionClaimed,
-            Refusal::IdentityConflict => ErrorCode::QuestionIdentityConflict,
-            Refusal::Settled => ErrorCode::QuestionAlreadySettled,
-            Refusal::NotBoolean => ErrorCode::InvalidSetting,
-        }
-    }
-
-    /// The HTTP status the HTTP layer answers with.
-    pub fn http_status(&self) -> u16 {
-        match self {
-            Refusal::NotBoolean => 400,
-            Refusal::Claimed | Refusal::IdentityConflict | Refusal::Settled => 409,
-        }
-    }
+    /// The upstream cannot be reached now: nothing was claimed or sent.
+    #[error("OpenCode cannot be reached now; nothing was sent")]
+    Unreachable,
 }

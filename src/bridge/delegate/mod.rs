@@ -12,17 +12,26 @@
 //! stale timer or a late result for an older claim is ignored.
 //!
 //! - `state`: what is kept per request, per setting and for coverage.
-//! - `messages`: inputs, effects, upstream outcomes, refusals, OpenCode's request shape.
+//! - `messages`: inputs, effects, upstream results and their one classification
+//!   ([`PostOutcome`]), settlements, refusals.
 //! - `machine`: [`Delegate`], arming, lineage, `is_blocking_session`.
-//! - `commands`: manual reply/reject, delegate and pause (the claim and identity rules).
-//! - `reconcile`: asked/replied/rejected events, lists, session write-backs, upstream
-//!   results.
+//! - `commands`: manual reply/reject, delegate, pause and resume (the claim and identity
+//!   rules).
+//! - `reconcile`: asked/replied/rejected events, lists, inspections of gone requests,
+//!   session write-backs, upstream results.
+//! - `lifecycle`: disconnect and reconnect, restore after a restart, forgetting settled
+//!   requests.
 //! - `settings`: the persisted toggle, its generation guard, `unavailable`.
-//! - `snapshot`: the serialisable view behind `GET /api/question-auto-delegate`.
+//! - `snapshot`: the wire's view behind `GET /api/question-auto-delegate`.
+//!
+//! Every settlement comes out as one [`Effect::Settle`] saying what it was — ours (the
+//! claim says whose), replied or rejected in OpenCode itself, or vanished — so the
+//! driver records each the way it happened, once.
 //!
 //! Decisions the seed left open are written where they are made (look for "Decision:").
 
 mod commands;
+mod lifecycle;
 mod machine;
 mod messages;
 mod reconcile;
@@ -33,15 +42,14 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use machine::{Delegate, DelegateConfig};
+pub use machine::{DEFAULT_SETTLED_RETENTION_MS, Delegate, DelegateConfig};
 pub use messages::{
-    Effect, Hints, Input, ListError, ListToken, QuestionInfo, QuestionOption, QuestionRequest,
-    Refusal, UpstreamResult,
+    Effect, Hints, Input, Inspection, ListError, ListToken, PostOutcome, Refusal, Restored,
+    Settlement, UpstreamResult,
 };
-pub use snapshot::{CoverageSnapshot, RequestSnapshot, SettingsSnapshot, Snapshot};
 pub use state::{
-    Awaiting, Claim, Claimant, PauseReason, PendingRequest, PostKind, RequestState, SettingsState,
-    SettledHow,
+    Awaiting, Claim, Claimant, PauseReason, PendingRequest, Post, PostKind, RequestState,
+    SettingsState, SettledHow,
 };
 
 /// The default auto-delegate window: a pending question is answered for the user after this.

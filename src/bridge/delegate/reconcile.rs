@@ -1,79 +1,43 @@
 //! What upstream tells the machine: a request asked, a session's directory resolved, a
-//! list of pending requests, and the outcome of our own POSTs.
+//! list of pending requests, its own word on a request (replied, rejected, a tool part
+//! inspected), and the outcome of our own POSTs.
 //!
 //! Kept here: a request's identity is bound by upstream only; a successful *scoped* list
-//! settles missing requests as `External` for that directory alone, an unscoped list only
-//! discovers, a failed list marks coverage partial and changes nothing else; a definitive
-//! refusal releases the claim and pauses for a person; an unclear outcome leaves an
-//! `Uncertain` tombstone; a settled request is never downgraded.
+//! settles missing requests for that directory alone (as `Gone`, then inspected), an
+//! unscoped list only discovers, a failed list marks coverage partial and changes nothing
+//! else; a definitive refusal releases the claim and pauses for a person; an unclear
+//! outcome leaves an `Uncertain` tombstone; a settled request is never downgraded; and
+//! upstream's word about a request we posted for is matched against what we sent, so a
+//! POST whose outcome was unclear is recorded as ours once upstream shows it took it.
 
 use std::collections::BTreeSet;
 
 use super::machine::cancel_timer;
-use super::messages::{Effect, ListError, ListToken, QuestionRequest, UpstreamResult};
+use super::messages::{
+    Effect, Inspection, ListError, ListToken, PostOutcome, Settlement, UpstreamResult,
+};
 use super::state::{Claim, PauseReason, PendingRequest, PostKind, RequestState, SettledHow};
-
-/// What an upstream outcome means for the claim that produced it.
-#[derive(Debug, PartialEq, Eq)]
-enum Verdict {
-    /// Upstream applied it.
-    Done,
-    /// Upstream does not have the request (404).
-    Gone,
-    /// Upstream refused it, or it never left: release the claim, a person decides.
-    Refused,
-    /// It may or may not have been applied.
-    Unclear,
-}
-
-fn verdict(result: &UpstreamResult) -> Verdict {
-    if result.not_sent {
-        Verdict::Refused
-    } else if result.ok {
-        Verdict::Done
-    } else if result.uncertain {
-        Verdict::Unclear
-    } else {
-        match result.status {
-            404 => Verdict::Gone,
-            // 400/409/422 are the seed's definitive rejects. Decision: every other 4xx
-            // (401, 403, 413…) is a refusal the server made before applying anything, so
-            // it is definitive too; 5xx, a bare 0 and anything else may have been applied.
-            400..=499 => Verdict::Refused,
-            _ => Verdict::Unclear,
-        }
-    }
-}
+use crate::opencode::Request;
 
 impl super::Delegate {
     /// A request seen upstream (event or list) in `directory` (authoritative when given).
     pub(super) fn observe(
         &mut self,
         now_ms: u64,
-        request: &QuestionRequest,
+        request: &Request,
         directory: Option<&str>,
         fx: &mut Vec<Effect>,
     ) {
         let id = request.id.as_str();
+        if self.forgotten.contains(id) {
+            return;
+        }
         let directory = directory
             .filter(|d| !d.is_empty())
             .map(str::to_string)
             .or_else(|| self.session_dirs.get(&request.session_id).cloned());
         let Some(req) = self.requests.get_mut(id) else {
-            self.observations += 1;
-            let fresh = PendingRequest {
-                request_id: id.to_string(),
-                session_id: Some(request.session_id.clone()),
-                directory_authoritative: directory.is_some(),
-                directory: directory.clone(),
-                question_count: Some(request.questions.len()),
-                state: RequestState::Waiting {
-                    awaiting: super::Awaiting::Settings,
-                },
-                seen_at: self.observations,
-            };
-            self.requests.insert(id.to_string(), fresh);
-            self.changed = true;
+            self.insert_request(request, directory.clone(), false);
             if let Some(dir) = directory {
                 self.session_dirs
                     .entry(request.session_id.clone())
@@ -93,9 +57,39 @@ impl super::Delegate {
             req.question_count = Some(request.questions.len());
             self.changed = true;
         }
+        if req.tool.is_none() && request.tool.is_some() {
+            req.tool = request.tool.clone();
+        }
         if let Some(dir) = directory {
             self.bind_directory(now_ms, id, &dir, fx);
         }
+    }
+
+    /// A new row for `request`, waiting for settings (the caller arms it).
+    pub(super) fn insert_request(
+        &mut self,
+        request: &Request,
+        directory: Option<String>,
+        hinted: bool,
+    ) {
+        self.observations += 1;
+        let fresh = PendingRequest {
+            request_id: request.id.clone(),
+            session_id: Some(request.session_id.clone()),
+            directory_authoritative: directory.is_some() && !hinted,
+            directory,
+            question_count: Some(request.questions.len()),
+            state: RequestState::Waiting {
+                awaiting: super::Awaiting::Settings,
+            },
+            seen_at: self.observations,
+            tool: request.tool.clone(),
+            paused_by: None,
+            last_claim: None,
+            kept_deadline: None,
+        };
+        self.requests.insert(request.id.clone(), fresh);
+        self.changed = true;
     }
 
     /// The `getSession` write-back: the session's directory is now authoritative for
@@ -129,7 +123,7 @@ impl super::Delegate {
         now_ms: u64,
         directory: Option<String>,
         token: ListToken,
-        result: Result<Vec<QuestionRequest>, ListError>,
+        result: Result<Vec<Request>, ListError>,
         fx: &mut Vec<Effect>,
     ) {
         let listed = match result {
@@ -153,31 +147,186 @@ impl super::Delegate {
         };
         self.changed |= self.coverage.successful.insert(dir.clone());
         let present: BTreeSet<&str> = listed.iter().map(|r| r.id.as_str()).collect();
-        let gone: Vec<String> = self
-            .requests
-            .values()
-            .filter(|r| {
-                r.authoritative_directory() == Some(dir.as_str())
-                    && r.seen_at <= token.0
-                    && !present.contains(r.request_id.as_str())
-                    // Decision: a request with a POST in flight waits for its own outcome.
-                    && !matches!(
-                        r.state,
-                        RequestState::Settled { .. } | RequestState::Submitting { .. }
-                    )
-            })
-            .map(|r| r.request_id.clone())
-            .collect();
-        for id in gone {
-            if let Some(req) = self.requests.get(&id) {
-                cancel_timer(req, fx);
+        let mut gone = Vec::new();
+        let mut reinspect = Vec::new();
+        for r in self.requests.values() {
+            if r.authoritative_directory() != Some(dir.as_str()) {
+                continue;
             }
-            self.set_state(
-                &id,
+            match r.state {
+                // An inspection that failed earlier is tried again now.
                 RequestState::Settled {
-                    how: SettledHow::External,
-                },
-            );
+                    how: SettledHow::Gone,
+                    ..
+                } => reinspect.push(r.request_id.clone()),
+                // Decision: a request with a POST in flight waits for its own outcome.
+                RequestState::Settled { .. } | RequestState::Submitting { .. } => {}
+                _ if r.seen_at <= token.0 && !present.contains(r.request_id.as_str()) => {
+                    gone.push(r.request_id.clone())
+                }
+                _ => {}
+            }
+        }
+        for id in gone {
+            self.settle_gone(now_ms, &id, fx);
+        }
+        for id in reinspect {
+            self.push_inspect(&id, fx);
+        }
+    }
+
+    /// Upstream no longer holds the request and said nothing: `Gone`, and inspect.
+    pub(super) fn settle_gone(&mut self, now_ms: u64, request_id: &str, fx: &mut Vec<Effect>) {
+        let Some(req) = self.requests.get(request_id) else {
+            return;
+        };
+        cancel_timer(req, fx);
+        self.set_state(
+            request_id,
+            RequestState::Settled {
+                how: SettledHow::Gone,
+                at_ms: now_ms,
+            },
+        );
+        self.push_inspect(request_id, fx);
+    }
+
+    fn push_inspect(&self, request_id: &str, fx: &mut Vec<Effect>) {
+        if let Some(r) = self.requests.get(request_id) {
+            fx.push(Effect::Inspect {
+                request_id: request_id.to_string(),
+                session_id: r.session_id.clone(),
+                directory: r.directory.clone(),
+                tool: r.tool.clone(),
+            });
+        }
+    }
+
+    /// What a gone request's tool part says. Matched against our last claim: the tool
+    /// completed with what we sent (or dismissed after our reject) → ours.
+    pub(super) fn inspected(&mut self, request_id: &str, found: Inspection, fx: &mut Vec<Effect>) {
+        let Some(req) = self.requests.get(request_id) else {
+            return;
+        };
+        let RequestState::Settled {
+            how: SettledHow::Gone,
+            at_ms,
+        } = req.state
+        else {
+            return;
+        };
+        let last = req.last_claim.clone();
+        let (how, settlement) = match found {
+            Inspection::Unknown => return,
+            Inspection::Lost => (SettledHow::Vanished, Settlement::Vanished),
+            Inspection::Answered { answers } => match ours(&last, PostKind::Reply, &answers) {
+                Some(claim) => (SettledHow::Ours { claim }, Settlement::Ours { claim }),
+                None => (SettledHow::Replied, Settlement::Replied { answers }),
+            },
+            Inspection::Dismissed => match ours(&last, PostKind::Reject, &None) {
+                Some(claim) => (SettledHow::Ours { claim }, Settlement::Ours { claim }),
+                None => (SettledHow::Rejected, Settlement::Rejected),
+            },
+        };
+        self.set_state(request_id, RequestState::Settled { how, at_ms });
+        fx.push(Effect::Settle {
+            request_id: request_id.to_string(),
+            settlement,
+        });
+    }
+
+    /// `question.replied`: settled. Ours when a claim of ours for a reply was in flight or
+    /// uncertain and upstream reports what it sent (or reports no answers); otherwise
+    /// answered in OpenCode itself.
+    pub(super) fn replied_upstream(
+        &mut self,
+        now_ms: u64,
+        request_id: &str,
+        answers: Option<Vec<Vec<String>>>,
+        fx: &mut Vec<Effect>,
+    ) {
+        let settlement = match self.pending_claim(request_id) {
+            Some((claim, sent)) if claim.post == PostKind::Reply => match &answers {
+                Some(a) if *a != sent => Settlement::Replied { answers },
+                _ => Settlement::Ours { claim },
+            },
+            _ => Settlement::Replied { answers },
+        };
+        self.settle_by_word(now_ms, request_id, settlement, fx);
+    }
+
+    /// `question.rejected`: ours when our reject was in flight or uncertain.
+    pub(super) fn rejected_upstream(
+        &mut self,
+        now_ms: u64,
+        request_id: &str,
+        fx: &mut Vec<Effect>,
+    ) {
+        let settlement = match self.pending_claim(request_id) {
+            Some((claim, _)) if claim.post == PostKind::Reject => Settlement::Ours { claim },
+            _ => Settlement::Rejected,
+        };
+        self.settle_by_word(now_ms, request_id, settlement, fx);
+    }
+
+    /// The claim in flight or tombstoned, with what it sent.
+    fn pending_claim(&self, request_id: &str) -> Option<(Claim, Vec<Vec<String>>)> {
+        let req = self.requests.get(request_id)?;
+        match req.state {
+            RequestState::Submitting { claim } | RequestState::Uncertain { claim } => {
+                let sent = req
+                    .last_claim
+                    .as_ref()
+                    .filter(|(c, _)| *c == claim)
+                    .map(|(_, a)| a.clone())
+                    .unwrap_or_default();
+                Some((claim, sent))
+            }
+            _ => None,
+        }
+    }
+
+    /// Settles a not-yet-settled request by upstream's word; a claim in flight is
+    /// resolved with it (its POST's own result, arriving later, is stale).
+    fn settle_by_word(
+        &mut self,
+        now_ms: u64,
+        request_id: &str,
+        settlement: Settlement,
+        fx: &mut Vec<Effect>,
+    ) {
+        let Some(req) = self.requests.get(request_id) else {
+            return;
+        };
+        if matches!(req.state, RequestState::Settled { .. }) {
+            return;
+        }
+        cancel_timer(req, fx);
+        let in_flight = match req.state {
+            RequestState::Submitting { claim } => Some(claim),
+            _ => None,
+        };
+        let how = match &settlement {
+            Settlement::Ours { claim } => SettledHow::Ours { claim: *claim },
+            Settlement::Replied { .. } => SettledHow::Replied,
+            Settlement::Rejected => SettledHow::Rejected,
+            Settlement::Vanished => SettledHow::Vanished,
+        };
+        let outcome = match &settlement {
+            Settlement::Ours { .. } => PostOutcome::Applied,
+            _ => PostOutcome::SettledElsewhere,
+        };
+        self.set_state(request_id, RequestState::Settled { how, at_ms: now_ms });
+        fx.push(Effect::Settle {
+            request_id: request_id.to_string(),
+            settlement,
+        });
+        if let Some(claim) = in_flight {
+            fx.push(Effect::Resolved {
+                request_id: request_id.to_string(),
+                claim,
+                outcome,
+            });
         }
     }
 
@@ -185,9 +334,11 @@ impl super::Delegate {
     /// current one; anything else (settled since, an older claim) is a late result.
     pub(super) fn upstream_result(
         &mut self,
+        now_ms: u64,
         request_id: &str,
         claim: Claim,
         result: UpstreamResult,
+        fx: &mut Vec<Effect>,
     ) {
         let Some(req) = self.requests.get(request_id) else {
             return;
@@ -195,23 +346,66 @@ impl super::Delegate {
         if req.state != (RequestState::Submitting { claim }) {
             return;
         }
-        let state = match verdict(&result) {
-            Verdict::Done => RequestState::Settled {
-                how: match claim.post {
-                    PostKind::Reply => SettledHow::Replied,
-                    PostKind::Reject => SettledHow::Rejected,
-                },
-            },
-            // Only the request's own directory can say it is gone; a 404 from a hinted
-            // one may just be the wrong directory.
-            Verdict::Gone if req.directory_authoritative => RequestState::Settled {
-                how: SettledHow::External,
-            },
-            Verdict::Gone | Verdict::Refused => RequestState::Paused {
-                reason: PauseReason::User,
-            },
-            Verdict::Unclear => RequestState::Uncertain { claim },
-        };
-        self.set_state(request_id, state);
+        let outcome = PostOutcome::classify(result, req.directory_authoritative);
+        match outcome {
+            PostOutcome::Applied => {
+                self.set_state(
+                    request_id,
+                    RequestState::Settled {
+                        how: SettledHow::Ours { claim },
+                        at_ms: now_ms,
+                    },
+                );
+                fx.push(Effect::Settle {
+                    request_id: request_id.to_string(),
+                    settlement: Settlement::Ours { claim },
+                });
+            }
+            PostOutcome::SettledElsewhere => {
+                // Not ours (upstream said so): what happened is for the inspection.
+                if let Some(r) = self.requests.get_mut(request_id) {
+                    r.last_claim = None;
+                }
+                self.settle_gone(now_ms, request_id, fx);
+            }
+            PostOutcome::Refused { .. } | PostOutcome::NotSent => {
+                // Released: nothing of it reached upstream, so nothing later is ours.
+                if let Some(r) = self.requests.get_mut(request_id) {
+                    r.last_claim = None;
+                }
+                self.set_state(
+                    request_id,
+                    RequestState::Paused {
+                        reason: PauseReason::Refused,
+                    },
+                );
+            }
+            PostOutcome::Uncertain => {
+                self.set_state(request_id, RequestState::Uncertain { claim });
+            }
+        }
+        // Last, after the settlement: whoever waits on the claim reads it recorded.
+        fx.push(Effect::Resolved {
+            request_id: request_id.to_string(),
+            claim,
+            outcome,
+        });
+    }
+}
+
+/// `last` when it is the claim of this kind and upstream's answers (if reported) are the
+/// ones it sent.
+fn ours(
+    last: &Option<(Claim, Vec<Vec<String>>)>,
+    post: PostKind,
+    answers: &Option<Vec<Vec<String>>>,
+) -> Option<Claim> {
+    let (claim, sent) = last.as_ref()?;
+    if claim.post != post {
+        return None;
+    }
+    match answers {
+        Some(a) if a != sent => None,
+        _ => Some(*claim),
     }
 }

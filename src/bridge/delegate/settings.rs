@@ -15,7 +15,7 @@
 
 use super::machine::cancel_timer;
 use super::messages::Effect;
-use super::state::{RequestState, SettingsState};
+use super::state::{PauseReason, RequestState, SettingsState};
 
 impl super::Delegate {
     pub(super) fn settings_loaded(
@@ -82,7 +82,11 @@ impl super::Delegate {
             .filter(|r| {
                 matches!(
                     r.state,
-                    RequestState::Counting { .. } | RequestState::Waiting { .. }
+                    RequestState::Counting { .. }
+                        | RequestState::Waiting { .. }
+                        | RequestState::Paused {
+                            reason: PauseReason::Unreachable
+                        }
                 )
             })
             .map(|r| r.request_id.clone())

@@ -1,105 +1,79 @@
-//! The serialisable view of the machine, the body of `GET /api/question-auto-delegate`.
+//! The machine's view as the wire's [`UpstreamSnapshot`], the body of
+//! `GET /api/question-auto-delegate` (the driver adds its name, project, clock and
+//! connection time).
 //!
-//! Field names are camelCase as in the seed's `core.d.ts` (`requestID`, `sessionID`).
 //! Times (`deadline`) are on the driver's millisecond clock, the one it passes as `now_ms`.
 
-use serde::Serialize;
+use super::state::{RequestState, SettingsState, SettledHow};
+use crate::wire::auto_delegate::{
+    AutoState, CoverageSnapshot, RequestSnapshot, SettingsSnapshot, UpstreamSnapshot,
+};
 
-use super::state::{Awaiting, Claimant, PauseReason, RequestState, SettingsState, SettledHow};
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Snapshot {
-    pub epoch: u64,
-    pub revision: u64,
-    /// Settings ready and the feature on.
-    pub enabled: bool,
-    pub window_ms: u64,
-    pub settings: SettingsSnapshot,
-    pub coverage: CoverageSnapshot,
-    pub requests: Vec<RequestSnapshot>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SettingsSnapshot {
-    /// `loading`, `ready` or `unavailable`.
-    pub state: &'static str,
-    pub generation: u64,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CoverageSnapshot {
-    /// A list failed or the settings are unreadable: absence proves nothing everywhere.
-    pub partial: bool,
-    pub successful_directories: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RequestSnapshot {
-    #[serde(rename = "requestID")]
-    pub request_id: String,
-    #[serde(rename = "sessionID")]
-    pub session_id: Option<String>,
-    pub directory: Option<String>,
-    pub directory_authoritative: bool,
-    pub question_count: Option<usize>,
-    /// `waiting`, `counting`, `paused`, `disabled`, `submitting`, `uncertain`, `settled`.
-    pub state: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deadline: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pause_reason: Option<PauseReason>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub awaiting: Option<Awaiting>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub claimant: Option<Claimant>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub settled: Option<SettledHow>,
+impl RequestState {
+    /// The wire's state word.
+    pub fn wire(&self) -> AutoState {
+        match self {
+            RequestState::Waiting { .. } => AutoState::Waiting,
+            RequestState::Counting { .. } => AutoState::Counting,
+            RequestState::Paused { .. } => AutoState::Paused,
+            RequestState::Disabled => AutoState::Disabled,
+            RequestState::Submitting { .. } => AutoState::Submitting,
+            RequestState::Uncertain { .. } => AutoState::Uncertain,
+            RequestState::Settled { .. } => AutoState::Settled,
+        }
+    }
 }
 
 impl super::Delegate {
-    pub fn snapshot(&self) -> Snapshot {
+    pub fn snapshot(&self) -> UpstreamSnapshot {
         let requests = self
             .requests
             .values()
             .map(|r| {
-                let (mut deadline, mut pause_reason, mut awaiting, mut claimant, mut settled) =
-                    (None, None, None, None, None);
-                match r.state {
-                    RequestState::Waiting { awaiting: a } => awaiting = Some(a),
-                    RequestState::Counting { deadline_ms, .. } => deadline = Some(deadline_ms),
-                    RequestState::Paused { reason } => pause_reason = Some(reason),
-                    RequestState::Disabled => {}
-                    RequestState::Submitting { claim } | RequestState::Uncertain { claim } => {
-                        claimant = Some(claim.by)
-                    }
-                    RequestState::Settled { how } => settled = Some(how),
-                }
-                RequestSnapshot {
+                let mut snap = RequestSnapshot {
                     request_id: r.request_id.clone(),
                     session_id: r.session_id.clone(),
                     directory: r.directory.clone(),
                     directory_authoritative: r.directory_authoritative,
                     question_count: r.question_count,
-                    state: r.state.name(),
-                    deadline,
-                    pause_reason,
-                    awaiting,
-                    claimant,
-                    settled,
+                    state: r.state.wire(),
+                    deadline: None,
+                    deadline_unix_ms: None,
+                    pause_reason: None,
+                    paused_by: None,
+                    awaiting: None,
+                    claimant: None,
+                    settled: None,
+                };
+                match r.state {
+                    RequestState::Waiting { awaiting } => snap.awaiting = Some(awaiting),
+                    RequestState::Counting { deadline_ms, .. } => snap.deadline = Some(deadline_ms),
+                    RequestState::Paused { reason } => {
+                        snap.pause_reason = Some(reason);
+                        snap.paused_by = r.paused_by.clone();
+                    }
+                    RequestState::Disabled => {}
+                    RequestState::Submitting { claim } | RequestState::Uncertain { claim } => {
+                        snap.claimant = Some(claim.by)
+                    }
+                    RequestState::Settled { how, .. } => {
+                        if let SettledHow::Ours { claim } = how {
+                            snap.claimant = Some(claim.by);
+                        }
+                        snap.settled = Some(how.word());
+                    }
                 }
+                snap
             })
             .collect();
-        Snapshot {
+        UpstreamSnapshot {
+            connected: self.connected,
             epoch: self.config.epoch,
             revision: self.revision,
             enabled: self.settings.auto_enabled(),
             window_ms: self.config.window_ms,
             settings: SettingsSnapshot {
-                state: self.settings.name(),
+                state: self.settings.name().to_string(),
                 generation: self.generation,
             },
             coverage: CoverageSnapshot {
@@ -108,6 +82,7 @@ impl super::Delegate {
                 successful_directories: self.coverage.successful.iter().cloned().collect(),
             },
             requests,
+            ..UpstreamSnapshot::default()
         }
     }
 }

@@ -8,38 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-/// Why a request's timer is paused. A paused request waits for a person (or an explicit
-/// delegate); it is not re-armed by the toggle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PauseReason {
-    /// A client is showing the question to someone (`reason: "interaction"`).
-    Interaction,
-    /// A person asked to handle it, or a definitive upstream refusal needs one.
-    User,
-    /// The session tree's goal was paused or aborted (`GoalPaused`).
-    Goal,
-}
-
-/// Who holds the single-flight claim of a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Claimant {
-    /// The window ran out: the fixed continuation text.
-    Auto,
-    /// A person's reply or reject, forwarded as given.
-    Manual,
-    /// An explicit single-shot delegate: the fixed continuation text.
-    Delegate,
-}
-
-/// Which upstream POST a claim sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PostKind {
-    Reply,
-    Reject,
-}
+pub use crate::domain::delegation::{Claimant, PauseReason, PostKind};
+pub use crate::wire::auto_delegate::Awaiting;
 
 /// A claim handed out by the machine and echoed back in `Input::UpstreamResult`: at most
 /// one upstream POST per request is in flight, and a result is applied only if it carries
@@ -53,26 +23,62 @@ pub struct Claim {
 }
 
 /// How a request left the pending world.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SettledHow {
-    /// Our reply was accepted, or upstream reported `question.replied`.
+    /// A POST of ours under this claim took effect: its own 2xx, or upstream's word (an
+    /// event, or the tool part found completed) matching what it sent.
+    Ours { claim: Claim },
+    /// Replied in OpenCode itself (`question.replied` not matching a POST of ours).
     Replied,
-    /// Our reject was accepted, or upstream reported `question.rejected`.
+    /// Rejected in OpenCode itself.
     Rejected,
-    /// Settled elsewhere: a successful scoped list no longer holds it, or a POST to its
-    /// authoritative directory got 404.
-    External,
+    /// Gone without a word: a successful scoped list no longer holds it, or a POST to its
+    /// authoritative directory got 404. Being inspected (`Effect::Inspect`) to tell an
+    /// answer given upstream from a request upstream lost.
+    Gone,
+    /// Upstream lost it (restarted, aborted): not an answer.
+    Vanished,
 }
 
-/// What a pending request without a timer is waiting for before it can be armed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Awaiting {
-    /// The settings are still loading.
-    Settings,
-    /// The feature is on but the request's directory is not authoritative yet.
-    Directory,
+impl SettledHow {
+    /// The wire's word for it.
+    pub fn word(&self) -> crate::wire::auto_delegate::SettledWord {
+        use crate::wire::auto_delegate::SettledWord;
+        match self {
+            SettledHow::Ours { claim } => match claim.post {
+                PostKind::Reply => SettledWord::Replied,
+                PostKind::Reject => SettledWord::Rejected,
+            },
+            SettledHow::Replied => SettledWord::Replied,
+            SettledHow::Rejected => SettledWord::Rejected,
+            SettledHow::Gone => SettledWord::Gone,
+            SettledHow::Vanished => SettledWord::Vanished,
+        }
+    }
+}
+
+/// What a claim posts: a reply with its answers, or a reject.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Post {
+    Reply { answers: Vec<Vec<String>> },
+    Reject,
+}
+
+impl Post {
+    pub fn kind(&self) -> PostKind {
+        match self {
+            Post::Reply { .. } => PostKind::Reply,
+            Post::Reject => PostKind::Reject,
+        }
+    }
+
+    /// A reply's answers; nothing for a reject.
+    pub fn answers(&self) -> &[Vec<String>] {
+        match self {
+            Post::Reply { answers } => answers,
+            Post::Reject => &[],
+        }
+    }
 }
 
 /// The auto-delegate state of one request.
@@ -95,8 +101,9 @@ pub enum RequestState {
     /// A POST was dispatched and its outcome is unknown. A tombstone: never retried, still
     /// blocks, still refuses claims; only upstream (an event or a scoped list) settles it.
     Uncertain { claim: Claim },
-    /// Done. Never downgraded by a late result.
-    Settled { how: SettledHow },
+    /// Done at `at_ms`. Never downgraded by a late result; forgotten after the
+    /// configured retention.
+    Settled { how: SettledHow, at_ms: u64 },
 }
 
 impl RequestState {
@@ -158,6 +165,16 @@ pub struct PendingRequest {
     /// The list token when this request was first observed upstream: a list issued before
     /// that cannot say it is gone.
     pub seen_at: u64,
+    /// The tool call that asked (to inspect its part when the request is gone).
+    pub tool: Option<crate::opencode::ToolRef>,
+    /// Who paused it, while a person's pause holds.
+    pub paused_by: Option<String>,
+    /// The last claim and what its POST carried (a reply's answers): what upstream's
+    /// word is compared with when it arrives after the POST's own outcome was unclear.
+    pub last_claim: Option<(Claim, Vec<Vec<String>>)>,
+    /// A deadline kept across a restart of the driver: the next arming uses it while it
+    /// is still ahead (a fresh window otherwise).
+    pub kept_deadline: Option<u64>,
 }
 
 impl PendingRequest {

@@ -1,4 +1,5 @@
-//! Running the delegate machine's effects: timers, POSTs, session lookups, lists, tips.
+//! Running the delegate machine's effects: timers, POSTs, session lookups, lists,
+//! inspections, tips; and queuing what the log must record.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -6,18 +7,25 @@ use std::time::Duration;
 
 use tokio::task::AbortHandle;
 
+use super::record::Write;
 use super::*;
-use crate::bridge::delegate::{Claim, Effect, Input, Refusal, UpstreamResult};
+use crate::bridge::TIP_TYPE;
+use crate::bridge::delegate::{Claimant, Effect, Input, Refusal, UpstreamResult};
+use crate::domain::Event;
 
 impl Upstream {
-    // ---- the machine ----------------------------------------------------------------
-
     /// Applies one input and runs its effects; returns them (a route looks for its claim).
-    pub fn feed(self: &Arc<Self>, input: Input) -> Result<Vec<Effect>, Refusal> {
-        let mut inner = self.lock();
-        self.feed_locked(&mut inner, input)
+    /// The log writes it queued run before this returns.
+    pub async fn feed(self: &Arc<Self>, input: Input) -> Result<Vec<Effect>, Refusal> {
+        let fx = {
+            let mut inner = self.lock();
+            self.feed_locked(&mut inner, input)?
+        };
+        self.flush_writes().await;
+        Ok(fx)
     }
 
+    /// [`Upstream::feed`] under a lock the caller holds; the caller flushes after.
     pub(crate) fn feed_locked(
         self: &Arc<Self>,
         inner: &mut Inner,
@@ -26,7 +34,6 @@ impl Upstream {
         let now = self.now_ms();
         let fx = inner.delegate.handle(now, input)?;
         self.run_effects(inner, fx.clone());
-        self.settle_in_engine(inner);
         Ok(fx)
     }
 
@@ -38,16 +45,24 @@ impl Upstream {
                     timer_id,
                     at_ms,
                 } => {
-                    inner.armed.insert(timer_id, (request_id.clone(), at_ms));
                     if let Some(conn) = inner.conn.as_mut() {
-                        let h = self.spawn_timer(request_id, timer_id, at_ms);
+                        let h = self.spawn_timer(request_id.clone(), timer_id, at_ms);
                         if let Some(old) = conn.timers.insert(timer_id, h) {
                             old.abort();
                         }
                     }
+                    if inner.noted_deadlines.get(&request_id) != Some(&at_ms) {
+                        inner.noted_deadlines.insert(request_id.clone(), at_ms);
+                        self.queue(Write::Note {
+                            actor: self.service.clone(),
+                            event: Box::new(Event::QuestionCountdown {
+                                question_id: request_id,
+                                deadline: self.unix_of(at_ms),
+                            }),
+                        });
+                    }
                 }
                 Effect::CancelTimer { timer_id, .. } => {
-                    inner.armed.remove(&timer_id);
                     if let Some(h) = inner.conn.as_mut().and_then(|c| c.timers.remove(&timer_id)) {
                         h.abort();
                     }
@@ -57,12 +72,66 @@ impl Upstream {
                     directory,
                     answers,
                     claim,
-                } => self.start_post(inner, request_id, directory, Some(answers), claim),
+                } => self.start_post(inner, request_id, directory, Post::Reply { answers }, claim),
                 Effect::PostReject {
                     request_id,
                     directory,
                     claim,
-                } => self.start_post(inner, request_id, directory, None, claim),
+                } => self.start_post(inner, request_id, directory, Post::Reject, claim),
+                Effect::Resolved {
+                    request_id,
+                    claim,
+                    outcome,
+                } => {
+                    if matches!(outcome, PostOutcome::Refused { .. } | PostOutcome::NotSent) {
+                        // Released and paused by the bridge itself: noted, so a restart
+                        // does not take the submission noted before it for a tombstone.
+                        inner.submissions.remove(&claim.id);
+                        self.queue(Write::Note {
+                            actor: self.service.clone(),
+                            event: Box::new(Event::QuestionPaused {
+                                question_id: request_id,
+                                reason: crate::domain::delegation::PauseReason::Refused,
+                                by: self.service.id().to_string(),
+                            }),
+                        });
+                    }
+                    self.queue(Write::Wake {
+                        claim_id: claim.id,
+                        outcome,
+                    })
+                }
+                Effect::Settle {
+                    request_id,
+                    settlement,
+                } => {
+                    let submission = match &settlement {
+                        crate::bridge::delegate::Settlement::Ours { claim } => {
+                            inner.submissions.remove(&claim.id)
+                        }
+                        _ => None,
+                    };
+                    inner.known.remove(&request_id);
+                    inner.noted_deadlines.remove(&request_id);
+                    self.tick_after(self.cfg.timing.settled_retention);
+                    self.queue(Write::Settle {
+                        request_id,
+                        settlement,
+                        submission,
+                    });
+                }
+                Effect::Inspect {
+                    request_id,
+                    session_id,
+                    directory,
+                    tool,
+                } => {
+                    let me = self.clone();
+                    tokio::spawn(async move {
+                        let found = me.inspect(session_id, directory, tool).await;
+                        let _ = me.feed(Input::Inspected { request_id, found }).await;
+                    });
+                }
                 Effect::ResolveSession { session_id } => {
                     let me = self.clone();
                     tokio::spawn(async move { me.resolve_session(session_id).await });
@@ -85,11 +154,8 @@ impl Upstream {
                     self.stats.takeovers.fetch_add(1, Ordering::Relaxed);
                     inner.takeovers.insert(root_session, self.now_ms());
                 }
-                Effect::PersistSetting(enabled) => {
-                    let me = self.clone();
-                    tokio::spawn(async move {
-                        let _ = me.persist_and_apply(enabled).await;
-                    });
+                Effect::PersistSetting(_) => {
+                    // Only `set_enabled` asks for a toggle, and it persists it itself.
                 }
                 Effect::NotifyTip { epoch, revision } => {
                     let _ = self.tips.send(DelegateTip {
@@ -98,10 +164,24 @@ impl Upstream {
                         upstream: self.cfg.name.clone(),
                         epoch,
                         revision,
+                        connected: inner.health.connected,
+                        since_unix_ms: inner.health.since_unix_ms,
                     });
                 }
             }
         }
+    }
+
+    /// Feeds `Tick` after `wait` (a settled request's retention), so it leaves the
+    /// snapshot even when nothing else happens. Holds the upstream weakly.
+    fn tick_after(self: &Arc<Self>, wait: Duration) {
+        let me = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(wait + Duration::from_millis(1)).await;
+            if let Some(me) = me.upgrade() {
+                let _ = me.feed(Input::Tick).await;
+            }
+        });
     }
 
     pub(super) fn spawn_timer(
@@ -114,56 +194,48 @@ impl Upstream {
         let wait = Duration::from_millis(at_ms.saturating_sub(self.now_ms()));
         tokio::spawn(async move {
             tokio::time::sleep(wait).await;
-            let mut inner = me.lock();
-            if let Some(conn) = inner.conn.as_mut() {
-                conn.timers.remove(&timer_id);
+            {
+                let mut inner = me.lock();
+                if let Some(conn) = inner.conn.as_mut() {
+                    conn.timers.remove(&timer_id);
+                }
+                let _ = me.feed_locked(
+                    &mut inner,
+                    Input::TimerFired {
+                        request_id,
+                        timer_id,
+                    },
+                );
             }
-            let _ = me.feed_locked(
-                &mut inner,
-                Input::TimerFired {
-                    request_id,
-                    timer_id,
-                },
-            );
+            me.flush_writes().await;
         })
         .abort_handle()
     }
 
-    /// Re-spawns a task for every armed deadline (after a rehydrate): a deadline that
-    /// passed while disconnected fires now, against an upstream we just listed.
-    pub(crate) fn respawn_timers(self: &Arc<Self>, inner: &mut Inner) {
-        let armed: Vec<(u64, String, u64)> = inner
-            .armed
-            .iter()
-            .map(|(id, (r, at))| (*id, r.clone(), *at))
-            .collect();
-        for (timer_id, request_id, at_ms) in armed {
-            let Some(conn) = inner.conn.as_mut() else {
-                return;
-            };
-            if conn.timers.contains_key(&timer_id) {
-                continue;
-            }
-            let h = self.spawn_timer(request_id, timer_id, at_ms);
-            if let Some(conn) = inner.conn.as_mut() {
-                conn.timers.insert(timer_id, h);
-            }
-        }
-    }
-
+    /// Starts the POST of `claim`: first its submission is noted in the log (who, what),
+    /// then it is sent. A note that cannot be written means nothing is sent.
     pub(super) fn start_post(
         self: &Arc<Self>,
         inner: &mut Inner,
         request_id: String,
         directory: Option<String>,
-        answers: Option<Vec<Vec<String>>>,
+        post: Post,
         claim: Claim,
     ) {
+        let submission = inner
+            .submissions
+            .entry(claim.id)
+            .or_insert_with(|| Submission {
+                // The timer speaks for the bridge itself; a route inserts the person's.
+                actor: self.service.clone(),
+                post: post.clone(),
+                key: None,
+            })
+            .clone();
         let me = self.clone();
         let Some(conn) = inner.conn.as_mut() else {
-            // Disconnected: nothing is sent; the claim is released and the request paused.
             tokio::spawn(async move {
-                me.finish_post(None, request_id, claim, UpstreamResult::not_sent())
+                me.finish_post(None, request_id, claim, UpstreamResult::NotSent)
                     .await
             });
             return;
@@ -172,23 +244,28 @@ impl Upstream {
         let rid = request_id.clone();
         let timeout = self.cfg.timing.post_timeout;
         let task = tokio::spawn(async move {
+            if !me.note_submission(&rid, claim, &submission).await {
+                me.finish_post(Some(conn_id), rid, claim, UpstreamResult::NotSent)
+                    .await;
+                return;
+            }
             me.stats.posts.fetch_add(1, Ordering::Relaxed);
-            let result = crate::bridge::post::send(
-                &me.client,
-                &rid,
-                directory.as_deref(),
-                answers.as_deref(),
-                timeout,
-            )
-            .await;
+            if claim.by == Claimant::Auto {
+                tracing::info!(upstream = %me.cfg.name, request = %rid, "auto-delegate: posting the continuation text");
+            } else {
+                tracing::info!(upstream = %me.cfg.name, request = %rid, claimant = ?claim.by, post = ?claim.post, actor = %submission.actor.id(), "posting upstream");
+            }
+            let result =
+                crate::bridge::post::send(&me.client, &rid, directory.as_deref(), &post, timeout)
+                    .await;
+            tracing::info!(upstream = %me.cfg.name, request = %rid, ?result, "upstream answered the post");
             me.finish_post(Some(conn_id), rid, claim, result).await;
         });
         conn.posts
             .insert(claim.id, (request_id, claim, task.abort_handle()));
     }
 
-    /// Feeds a POST's outcome, wakes the route waiting for it, and for an accepted
-    /// continuation (auto or delegate) closes the question in the engine.
+    /// Feeds a POST's outcome and runs what it decided.
     pub(crate) async fn finish_post(
         self: &Arc<Self>,
         conn_id: Option<u64>,
@@ -205,10 +282,10 @@ impl Upstream {
             }
             self.resolve_claim(&mut inner, &request_id, claim, result);
         }
-        self.flush_closes().await;
+        self.flush_writes().await;
     }
 
-    /// Applies the outcome of `claim` to the machine and hands it to its waiter (if any).
+    /// Applies the outcome of `claim` to the machine (the caller flushes the writes).
     pub(crate) fn resolve_claim(
         self: &Arc<Self>,
         inner: &mut Inner,
@@ -224,8 +301,5 @@ impl Upstream {
                 result,
             },
         );
-        if let Some(tx) = inner.waiters.remove(&claim.id) {
-            let _ = tx.send(result);
-        }
     }
 }

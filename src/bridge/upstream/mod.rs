@@ -1,40 +1,43 @@
 //! One bridged OpenCode upstream: the auto-delegate machine behind a lock, the runner of
-//! its effects, the import of requests into the engine, and the answer routing.
+//! its effects, the import of requests into the engine, what the log records of it, and
+//! what the routes ask of it.
 //!
 //! Files: this one holds the types and the lock; `machine.rs` runs the machine's
-//! effects; `sync.rs` keeps the engine in step with upstream; `commands.rs` is what the
-//! routes ask (the setting, pause/delegate, a person's answer or dismissal).
+//! effects; `record.rs` writes what the machine decided into the log (settlements and
+//! the notes a restart needs); `sync.rs` keeps the engine in step with upstream and
+//! restores the machine from the log at start; `commands.rs` is what the routes ask
+//! (the setting, pause/resume/delegate, a person's answer or dismissal, the snapshot).
 //!
 //! The machine decides, this module does: `ArmTimer` becomes a tokio sleep carrying the
-//! timer id, `PostReply`/`PostReject` a POST whose [`super::post`] outcome is fed back,
-//! `ResolveSession` a `GET /session/:id`, `RecoverViaList` a scoped list, `NotifyTip` a
-//! wake of the server's event streams, `PersistSetting` the settings file then
-//! `ApplyEnabled`. The lock is a plain mutex never held across an await: every effect
-//! that waits runs in a task of its own and feeds its outcome back through [`Upstream::feed`].
+//! timer id (and a countdown note in the log), `PostReply`/`PostReject` a submission
+//! note then a POST whose raw result is fed back, `Resolved` wakes the route waiting on
+//! the claim, `Settle` records the settlement as what it was, `Inspect` reads the
+//! session's messages, `ResolveSession` a `GET /session/:id`, `RecoverViaList` a scoped
+//! list, `NotifyTip` a tip on the project's event stream, `PersistSetting` the settings
+//! file then `ApplyEnabled`. The lock is a plain mutex never held across an await:
+//! every effect that waits runs in a task of its own and feeds its outcome back through
+//! [`Upstream::feed`]; log writes decided under the lock are queued and run after it, in
+//! order.
 //!
 //! Connection-bound resources (timer tasks, POST tasks, stream tasks, coverage) live in
-//! [`Conn`] and are released only by [`super::connection`]'s one cleanup. What the
-//! machine decided outlives a connection: the armed deadlines (`armed`) are re-spawned
-//! after the next rehydrate, so no timer fires, and nothing is posted, while the upstream
-//! is unreachable.
+//! [`Conn`] and are released only by [`super::connection`]'s one cleanup, which tells the
+//! machine `Disconnected`: nothing counts, and nothing is posted, while the upstream is
+//! unreachable; `Connected` after the next rehydrate starts fresh windows.
 //!
 //! Engine sync. Imported questions are recorded by the service actor `bridge:<name>` in
-//! an oq session `oc-<name>-<sessionID>` authored by the upstream's answerer. A request
-//! the machine settles (event, list, 404, our own auto/delegate reply) is closed
-//! `External` in the engine — except while a person's manual POST for it is in flight:
-//! that route records the person's answer (or dismissal) itself once upstream took it.
-//!
-//! Decision (auto-delegate in the log): when the timer's or a delegate's continuation is
-//! accepted upstream, the question is closed `External` by the service — not recorded as
-//! an answer. The engine's rule is that only the session's author answers, and the
-//! person did not; a decision record "by ana" would be false. The snapshot keeps
-//! `claimant: auto|delegate` for the request, and the closure names `bridge:<name>`.
+//! an oq session `oc-<name>-<sessionID>` authored by the upstream's answerer. Every
+//! settlement is recorded as what it was (`record.rs`): a person's answer or dismissal as
+//! theirs; an accepted continuation as an answer whose decision names the timer
+//! (`auto_delegate`, by `bridge:<name>`) or the person who delegated (`delegate`), with
+//! the text sent; an answer given in OpenCode itself as `upstream`; a request upstream
+//! lost as `vanished` (a closure, not an answer).
 
 mod commands;
 mod machine;
+mod record;
 mod sync;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -43,21 +46,14 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
-use super::delegate::{
-    Claim, Delegate, DelegateConfig, QuestionInfo, QuestionOption, QuestionRequest, Refusal,
-    UpstreamResult,
-};
-use super::{DelegateTip, TIP_TYPE, settings};
-use crate::domain::choices::{ClosedReason, Upstream as UpstreamRef};
-use crate::domain::question::decide_answer;
-use crate::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, OqError, Question, SessionKind};
-use crate::engine::NewQuestion;
-use crate::engine::StatusFilter;
-use crate::opencode::types::OPENCODE_AUTHOR;
-use crate::opencode::{Auth, Client, Request};
-use crate::server::AppState;
-use crate::server::config::OpencodeUpstream;
-use crate::server::error::ApiError;
+use super::delegate::{Claim, Delegate, DelegateConfig, Post, PostOutcome};
+use super::{DelegateTip, Notifier, OpencodeUpstream, settings};
+use crate::domain::{Actor, OqError};
+use crate::engine::LocalEngine;
+use crate::opencode::{Auth, Client};
+use crate::wire::BridgeHealth;
+
+pub use commands::{Answered, refusal};
 
 /// Counters a test (or an operator's log) reads.
 #[derive(Debug, Default)]
@@ -86,7 +82,7 @@ pub(crate) struct Conn {
     /// The event stream readers, one per directory.
     pub streams: Vec<AbortHandle>,
     /// Directories whose list succeeded on this connection.
-    pub coverage: BTreeSet<String>,
+    pub coverage: std::collections::BTreeSet<String>,
 }
 
 impl Conn {
@@ -96,7 +92,7 @@ impl Conn {
             timers: HashMap::new(),
             posts: HashMap::new(),
             streams: Vec::new(),
-            coverage: BTreeSet::new(),
+            coverage: Default::default(),
         }
     }
 }
@@ -107,59 +103,69 @@ pub(crate) struct Known {
     pub session_id: String,
 }
 
+/// Who a claim's POST speaks for and what it carries: recorded in the log before it
+/// leaves, and used to record its settlement as theirs.
+#[derive(Debug, Clone)]
+pub(crate) struct Submission {
+    pub actor: Actor,
+    pub post: Post,
+    /// A person's idempotency key, recorded with their answer.
+    pub key: Option<String>,
+}
+
+/// The connection as clients see it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Health {
+    pub connected: bool,
+    /// Since when (Unix ms); 0 before the first connection.
+    pub since_unix_ms: i64,
+}
+
 pub(crate) struct Inner {
     pub delegate: Delegate,
-    /// The machine's armed timers: timer id → (request id, due at). Kept across
-    /// connections; a task runs for each only while connected.
-    pub armed: BTreeMap<u64, (String, u64)>,
     pub conn: Option<Conn>,
     pub next_conn: u64,
     /// Requests imported into the engine and still open there, as far as we know.
     pub known: HashMap<String, Known>,
-    /// Requests with a person's POST in flight: their route records the outcome.
-    pub manual: HashSet<String>,
     /// Routes waiting for the outcome of their claim, by claim id.
-    pub waiters: HashMap<u64, oneshot::Sender<UpstreamResult>>,
+    pub waiters: HashMap<u64, oneshot::Sender<PostOutcome>>,
+    /// Who each claim speaks for, by claim id.
+    pub submissions: HashMap<u64, Submission>,
     /// oq sessions already created for OpenCode sessions.
     pub sessions: HashSet<String>,
     /// Root sessions a person took over (a manual claim, a user pause, the feature
     /// turned off), with when (machine clock): reported to whatever continues a session,
     /// since no goal loop runs inside oq serve to act on them.
     pub takeovers: HashMap<String, u64>,
+    pub health: Health,
+    /// The deadline last noted in the log per request (machine clock): a re-arm of the
+    /// same deadline writes nothing.
+    pub noted_deadlines: HashMap<String, u64>,
 }
 
 pub struct Upstream {
     pub(crate) cfg: OpencodeUpstream,
     pub(crate) client: Client,
-    pub(crate) app: AppState,
+    pub(crate) engine: Arc<LocalEngine>,
+    notify: Notifier,
     pub(crate) service: Actor,
     settings_path: PathBuf,
     clock: Instant,
     clock_unix_ms: i64,
     inner: Mutex<Inner>,
-    /// Questions to close `External` in the engine, queued under the lock, run after it.
-    pending_closes: Mutex<Vec<String>>,
+    /// Log writes decided under the lock, run after it in order.
+    writes: Mutex<Vec<record::Write>>,
+    /// One writer of the queue at a time, so the log keeps the order decided.
+    writing: tokio::sync::Mutex<()>,
     pub stats: Stats,
     tips: tokio::sync::broadcast::Sender<DelegateTip>,
-}
-
-/// A route's refusal when upstream did not take a person's answer.
-fn upstream_error(status: u16, code: ErrorCode, message: String) -> ApiError {
-    ApiError::new(
-        axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::BAD_GATEWAY),
-        code,
-        message,
-    )
-}
-
-pub fn refusal_error(r: Refusal) -> ApiError {
-    upstream_error(r.http_status(), r.code(), r.to_string())
 }
 
 impl Upstream {
     pub fn new(
         cfg: OpencodeUpstream,
-        app: AppState,
+        engine: Arc<LocalEngine>,
+        notify: Notifier,
         data_dir: &std::path::Path,
         tips: tokio::sync::broadcast::Sender<DelegateTip>,
     ) -> Result<Arc<Self>, OqError> {
@@ -181,22 +187,26 @@ impl Upstream {
                 delegate: Delegate::new(DelegateConfig {
                     window_ms: cfg.window_ms,
                     epoch,
+                    settled_retention_ms: cfg.timing.settled_retention.as_millis() as u64,
                 }),
-                armed: BTreeMap::new(),
                 conn: None,
                 next_conn: 1,
                 known: HashMap::new(),
-                manual: HashSet::new(),
                 waiters: HashMap::new(),
+                submissions: HashMap::new(),
                 sessions: HashSet::new(),
                 takeovers: HashMap::new(),
+                health: Health::default(),
+                noted_deadlines: HashMap::new(),
             }),
-            pending_closes: Mutex::new(Vec::new()),
+            writes: Mutex::new(Vec::new()),
+            writing: tokio::sync::Mutex::new(()),
             clock: Instant::now(),
             clock_unix_ms: crate::engine::sqlite::now_ms(),
             cfg,
             client,
-            app,
+            engine,
+            notify,
             stats: Stats::default(),
             tips,
         }))
@@ -214,14 +224,24 @@ impl Upstream {
         &self.cfg
     }
 
+    /// Whether `person` may change this upstream's settings.
+    pub fn is_admin(&self, person: &str) -> bool {
+        self.cfg.admins.iter().any(|a| a == person)
+    }
+
+    /// The connection as the list and the status line show it.
+    pub fn health(&self) -> BridgeHealth {
+        let h = self.lock().health;
+        BridgeHealth {
+            name: self.cfg.name.clone(),
+            connected: h.connected,
+            since_unix_ms: h.since_unix_ms,
+        }
+    }
+
     /// Whether the machine holds this request (any state).
     pub fn knows(&self, request_id: &str) -> bool {
-        self.lock()
-            .delegate
-            .snapshot()
-            .requests
-            .iter()
-            .any(|r| r.request_id == request_id)
+        self.lock().delegate.request(request_id).is_some()
     }
 
     /// Whether `session_id`'s tree (walked up to its root through subagent sessions) is
@@ -243,32 +263,33 @@ impl Upstream {
         self.clock.elapsed().as_millis() as u64
     }
 
+    /// A machine time on the wall clock.
+    pub(crate) fn unix_of(&self, machine_ms: u64) -> i64 {
+        self.clock_unix_ms + machine_ms as i64
+    }
+
+    /// A wall-clock time on the machine's clock (0 for a time before this upstream).
+    pub(crate) fn machine_of(&self, unix_ms: i64) -> u64 {
+        (unix_ms - self.clock_unix_ms).max(0) as u64
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
-}
 
-/// OpenCode's request in the machine's vocabulary.
-pub(crate) fn to_machine(r: &Request) -> QuestionRequest {
-    QuestionRequest {
-        id: r.id.clone(),
-        session_id: r.session_id.clone(),
-        questions: r
-            .questions
-            .iter()
-            .map(|q| QuestionInfo {
-                question: q.question.clone(),
-                header: q.header.clone(),
-                options: q
-                    .options
-                    .iter()
-                    .map(|o| QuestionOption {
-                        label: o.label.clone(),
-                        description: o.description.clone(),
-                    })
-                    .collect(),
-                multiple: q.multiple,
-            })
-            .collect(),
+    /// Runs `f` on the engine on the blocking pool; a write wakes the event streams.
+    pub(crate) async fn on_engine<T, F>(&self, write: bool, f: F) -> Result<T, OqError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&LocalEngine) -> Result<T, OqError> + Send + 'static,
+    {
+        let engine = self.engine.clone();
+        let out = tokio::task::spawn_blocking(move || f(&engine))
+            .await
+            .map_err(|e| OqError::Internal(format!("engine task: {e}")))?;
+        if write && out.is_ok() {
+            self.notify.changed();
+        }
+        out
     }
 }

@@ -1,64 +1,19 @@
-//! Keeping the engine in step with upstream: import, settle, orphan.
+//! Keeping the engine in step with upstream (import, orphan) and the machine in step
+//! with the log (restore after a restart).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::*;
-use crate::bridge::delegate::{Input, ListError, ListToken};
+use crate::bridge::delegate::{Input, ListError, ListToken, Restored};
 use crate::domain::ErrorCode;
+use crate::domain::choices::Upstream as UpstreamRef;
+use crate::domain::delegation::PauseReason;
+use crate::domain::{DeclareInput, Event, Question, SessionKind};
+use crate::engine::{NewQuestion, StatusFilter};
+use crate::opencode::Request;
+use crate::opencode::types::OPENCODE_AUTHOR;
 
 impl Upstream {
-    // ---- engine sync ----------------------------------------------------------------
-
-    /// Requests the machine settled and the engine still holds open (and no person's
-    /// POST is deciding): queued for an `External` close.
-    pub(super) fn settle_in_engine(&self, inner: &mut Inner) {
-        if inner.known.is_empty() {
-            return;
-        }
-        let settled: Vec<String> = inner
-            .delegate
-            .snapshot()
-            .requests
-            .into_iter()
-            .filter(|r| r.state == "settled" && !inner.manual.contains(&r.request_id))
-            .map(|r| r.request_id)
-            .filter(|id| inner.known.contains_key(id))
-            .collect();
-        for id in settled {
-            inner.known.remove(&id);
-            self.pending_closes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(id);
-        }
-    }
-
-    /// Runs the queued `External` closes.
-    pub(crate) async fn flush_closes(&self) {
-        let ids: Vec<String> = std::mem::take(
-            &mut *self
-                .pending_closes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()),
-        );
-        for id in ids {
-            self.close_external(&id).await;
-        }
-    }
-
-    pub(super) async fn close_external(&self, question_id: &str) {
-        let (actor, project, id) = (
-            self.service.clone(),
-            self.cfg.project.clone(),
-            question_id.to_string(),
-        );
-        let _ = self
-            .app
-            .write(move |e| e.close_question(&actor, Some(&project), &id, ClosedReason::External))
-            .await;
-    }
-
     /// Imports `request` (seen in `directory`) as an open question, once.
     pub(crate) async fn import(&self, request: &Request, directory: &str) {
         if self.lock().known.contains_key(&request.id) {
@@ -74,8 +29,7 @@ impl Upstream {
         let need_session = !self.lock().sessions.contains(&session);
         let session_c = session.clone();
         let out = self
-            .app
-            .write(move |e| {
+            .on_engine(true, move |e| {
                 if need_session {
                     let exists = e.read(|v| v.session(&session_c))?.is_some();
                     if !exists {
@@ -130,6 +84,7 @@ impl Upstream {
                             directory: directory_c.clone(),
                             request_id: request_c.id.clone(),
                             session_id: request_c.session_id.clone(),
+                            call_id: request_c.tool.as_ref().map(|t| t.call_id.clone()),
                         }),
                     },
                 );
@@ -145,52 +100,157 @@ impl Upstream {
             .await;
         let mut inner = self.lock();
         inner.sessions.insert(session);
-        if let Ok(true) = out {
+        match out {
+            Ok(true) => {
+                inner.known.insert(
+                    request.id.clone(),
+                    Known {
+                        session_id: request.session_id.clone(),
+                    },
+                );
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(upstream = %self.cfg.name, request = %request.id, error = %e, "could not import the request")
+            }
+        }
+    }
+
+    /// Every open question of this upstream in the engine.
+    pub(crate) async fn engine_open(&self) -> Vec<Question> {
+        let (project, name) = (self.cfg.project.clone(), self.cfg.name.clone());
+        self.on_engine(false, move |e| {
+            let mut out = Vec::new();
+            let mut cursor: Option<String> = None;
+            loop {
+                let page = e.list(Some(&project), StatusFilter::Open, cursor.as_deref(), 50)?;
+                for q in &page.items {
+                    if q.upstream
+                        .as_ref()
+                        .is_some_and(|up| up.kind == "opencode" && up.name == name)
+                    {
+                        out.push(q.clone());
+                    }
+                }
+                match page.cursor {
+                    Some(c) if !page.items.is_empty() => cursor = Some(c),
+                    _ => break,
+                }
+            }
+            Ok(out)
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    /// At start, before any connection: every question of this upstream the log holds
+    /// open goes back into the machine with what the log says of it — its last deadline,
+    /// a pause that still holds (and who made it), a POST noted as sent with no outcome
+    /// after it (a tombstone carrying who it spoke for).
+    pub(crate) async fn restore_from_log(self: &Arc<Self>) {
+        for q in self.engine_open().await {
+            let Some(request) = Request::of_question(&q) else {
+                continue;
+            };
+            let Some(directory) = q.upstream.as_ref().map(|u| u.directory.clone()) else {
+                continue;
+            };
+            let id = q.question_id.clone();
+            let events = self
+                .on_engine(false, move |e| e.question_events(&id))
+                .await
+                .unwrap_or_default();
+            let (restored, submission) = self.read_notes(&q, &events);
+            let mut inner = self.lock();
             inner.known.insert(
                 request.id.clone(),
                 Known {
                     session_id: request.session_id.clone(),
                 },
             );
+            let _ = self.feed_locked(
+                &mut inner,
+                Input::Restore {
+                    request: request.clone(),
+                    directory,
+                    restored,
+                },
+            );
+            let claim = match inner.delegate.request(&request.id).map(|r| r.state) {
+                Some(crate::bridge::delegate::RequestState::Uncertain { claim }) => Some(claim),
+                _ => None,
+            };
+            if let (Some(claim), Some(s)) = (claim, submission) {
+                inner.submissions.insert(claim.id, s);
+            }
         }
+        self.flush_writes().await;
     }
 
-    /// The open engine questions of this upstream in `directory`: (question id, session).
-    pub(crate) async fn engine_open(&self, directory: &str) -> Vec<(String, String)> {
-        let (project, name, dir) = (
-            self.cfg.project.clone(),
-            self.cfg.name.clone(),
-            directory.to_string(),
-        );
-        self.app
-            .read(move |e| {
-                let mut out = Vec::new();
-                let mut cursor: Option<String> = None;
-                loop {
-                    let page = e.list(Some(&project), StatusFilter::Open, cursor.as_deref(), 50)?;
-                    for q in &page.items {
-                        if let Some(up) = &q.upstream
-                            && up.kind == "opencode"
-                            && up.name == name
-                            && up.directory == dir
-                        {
-                            out.push((q.question_id.clone(), up.session_id.clone()));
-                        }
-                    }
-                    match page.cursor {
-                        Some(c) if !page.items.is_empty() => cursor = Some(c),
-                        _ => break,
-                    }
+    /// What a question's notes say, in log order: the last deadline; the last pause
+    /// unless resumed; the last submission unless something after it (a pause, a
+    /// resume, a countdown) shows its claim was released.
+    fn read_notes(&self, q: &Question, events: &[Event]) -> (Restored, Option<Submission>) {
+        let mut restored = Restored::default();
+        let mut submission = None;
+        for e in events {
+            match e {
+                Event::QuestionCountdown { deadline, .. } => {
+                    restored.deadline_ms = Some(self.machine_of(*deadline));
+                    restored.submitted = None;
+                    submission = None;
                 }
-                Ok(out)
-            })
-            .await
-            .unwrap_or_default()
+                Event::QuestionPaused { reason, by, .. } => {
+                    let by = (by != self.service.id()).then(|| by.clone());
+                    restored.pause = Some((*reason, by));
+                    restored.submitted = None;
+                    submission = None;
+                }
+                Event::QuestionResumed { .. } => {
+                    restored.pause = None;
+                    restored.submitted = None;
+                    submission = None;
+                }
+                Event::QuestionSubmitted {
+                    claimant,
+                    post,
+                    answers,
+                    by,
+                    idempotency_key,
+                    ..
+                } => {
+                    restored.submitted = Some((*claimant, *post, answers.clone()));
+                    let actor = if by == self.service.id() {
+                        self.service.clone()
+                    } else {
+                        Actor::person(by)
+                    };
+                    submission = Some(Submission {
+                        actor,
+                        post: match post {
+                            crate::domain::delegation::PostKind::Reply => {
+                                crate::bridge::delegate::Post::Reply {
+                                    answers: answers.clone(),
+                                }
+                            }
+                            crate::domain::delegation::PostKind::Reject => {
+                                crate::bridge::delegate::Post::Reject
+                            }
+                        },
+                        key: idempotency_key.clone(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        if q.orphaned && restored.pause.as_ref().is_none_or(|(r, _)| !r.is_persons()) {
+            restored.pause = Some((PauseReason::Goal, None));
+        }
+        (restored, submission)
     }
 
-    /// `GET /question?directory=`: imports what is pending, feeds the machine, and closes
-    /// in the engine what upstream no longer holds — only for a list that succeeded, and
-    /// only what the machine settled or never saw this run (imported by an earlier run).
+    /// `GET /question?directory=`: imports what is pending and feeds the machine, which
+    /// settles what a successful list no longer holds.
     pub(crate) async fn list_and_sync(self: &Arc<Self>, directory: &str) -> bool {
         let token: ListToken = self.lock().delegate.list_token();
         let listed = self.client.list(directory).await;
@@ -200,8 +260,6 @@ impl Upstream {
                 for r in &requests {
                     self.import(r, directory).await;
                 }
-                let present: HashSet<&str> = requests.iter().map(|r| r.id.as_str()).collect();
-                let engine_open = self.engine_open(directory).await;
                 {
                     let mut inner = self.lock();
                     if let Some(conn) = inner.conn.as_mut() {
@@ -212,32 +270,21 @@ impl Upstream {
                         Input::ListResult {
                             directory: Some(directory.to_string()),
                             token,
-                            result: Ok(requests.iter().map(to_machine).collect()),
+                            result: Ok(requests),
                         },
                     );
-                    let snapshot = inner.delegate.snapshot();
-                    for (id, _) in engine_open {
-                        if present.contains(id.as_str()) || inner.manual.contains(&id) {
-                            continue;
-                        }
-                        let unseen = !snapshot.requests.iter().any(|r| r.request_id == id);
-                        if unseen {
-                            inner.known.remove(&id);
-                            self.pending_closes
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .push(id);
-                        }
-                    }
                 }
-                self.flush_closes().await;
+                self.flush_writes().await;
             }
             Err(e) => {
-                let _ = self.feed(Input::ListResult {
-                    directory: Some(directory.to_string()),
-                    token,
-                    result: Err(ListError(e.to_string())),
-                });
+                tracing::debug!(upstream = %self.cfg.name, directory, error = %e, "list failed");
+                let _ = self
+                    .feed(Input::ListResult {
+                        directory: Some(directory.to_string()),
+                        token,
+                        result: Err(ListError(e.to_string())),
+                    })
+                    .await;
             }
         }
         ok
@@ -249,11 +296,7 @@ impl Upstream {
             .clone()
             .unwrap_or_else(|| self.cfg.directories[0].clone());
         self.import(&request, &dir).await;
-        let _ = self.feed(Input::Asked {
-            request: to_machine(&request),
-            directory,
-        });
-        self.flush_closes().await;
+        let _ = self.feed(Input::Asked { request, directory }).await;
     }
 
     /// `session.error` with `MessageAbortedError`: its pending questions are orphans,
@@ -269,13 +312,14 @@ impl Upstream {
         for id in ids {
             let (actor, project) = (self.service.clone(), self.cfg.project.clone());
             let _ = self
-                .app
-                .write(move |e| e.mark_orphaned(&actor, Some(&project), &id))
+                .on_engine(true, move |e| e.mark_orphaned(&actor, Some(&project), &id))
                 .await;
         }
-        let _ = self.feed(Input::GoalPaused {
-            root_session: session_id.to_string(),
-        });
+        let _ = self
+            .feed(Input::GoalPaused {
+                root_session: session_id.to_string(),
+            })
+            .await;
     }
 
     pub(super) async fn resolve_session(self: &Arc<Self>, session_id: String) {
@@ -286,17 +330,20 @@ impl Upstream {
                 } else {
                     s.directory
                 };
-                let _ = self.feed(Input::SessionDirectoryResolved {
-                    session_id: session_id.clone(),
-                    directory,
-                });
+                let _ = self
+                    .feed(Input::SessionDirectoryResolved {
+                        session_id: session_id.clone(),
+                        directory,
+                    })
+                    .await;
                 if let Some(parent) = s.parent_id {
-                    let _ = self.feed(Input::SessionParent {
-                        session_id,
-                        parent_id: parent,
-                    });
+                    let _ = self
+                        .feed(Input::SessionParent {
+                            session_id,
+                            parent_id: parent,
+                        })
+                        .await;
                 }
-                self.flush_closes().await;
                 return;
             }
         }

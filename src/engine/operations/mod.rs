@@ -2,12 +2,14 @@
 //!
 //! One `impl Engine` block per area: `questions.rs` (declare, answer, list, readiness),
 //! `work.rs` (stories and tasks), `gate.rs` (QA verdicts, waiting, dev-context),
-//! `imported.rs` (questions that also live upstream: dismiss, settle, orphan).
+//! `imported.rs` (questions that also live upstream: dismiss, settle as what happened,
+//! orphan, and the bridge's notes).
 
 mod gate;
 mod imported;
 mod questions;
 
+pub use imported::ImportedSettlement;
 pub use questions::NewQuestion;
 mod work;
 

@@ -9,73 +9,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{ConfigError, Project};
+pub use crate::bridge::config::{OpencodeUpstream, UpstreamTiming};
 use crate::domain::text::check_id;
-
-/// One `[[opencode]]` upstream: an OpenCode server whose pending questions this server
-/// imports into `project`, answered by `answerer`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct OpencodeUpstream {
-    /// Names it in routes, snapshots, session ids and its settings file.
-    pub name: String,
-    /// `http://HOST:PORT`.
-    pub url: String,
-    /// Absolute paths; OpenCode scopes pending questions by exact directory.
-    pub directories: Vec<String>,
-    pub username: Option<String>,
-    /// From `password` or the variable `password_env` names; never logged (`Debug` hides it).
-    pub password: Option<String>,
-    pub project: String,
-    /// The person (a member of `project`) who answers its questions.
-    pub answerer: String,
-    /// The auto-delegate toggle when nothing was persisted yet.
-    pub auto_delegate: bool,
-    pub window_ms: u64,
-    /// Timing knobs; only tests change them (not in the file).
-    pub timing: UpstreamTiming,
-}
-
-impl std::fmt::Debug for OpencodeUpstream {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpencodeUpstream")
-            .field("name", &self.name)
-            .field("url", &self.url)
-            .field("directories", &self.directories)
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
-            .field("project", &self.project)
-            .field("answerer", &self.answerer)
-            .field("auto_delegate", &self.auto_delegate)
-            .field("window_ms", &self.window_ms)
-            .finish()
-    }
-}
-
-/// How an upstream connection is watched and retried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UpstreamTiming {
-    /// An event stream silent this long is dead (OpenCode sends heartbeats every ~10 s).
-    pub stall: std::time::Duration,
-    /// A reply/reject POST with no answer after this is `uncertain`.
-    pub post_timeout: std::time::Duration,
-    /// An event stream whose response head does not come within this is given up (a
-    /// server still starting may accept the connection and never answer it).
-    pub subscribe_timeout: std::time::Duration,
-    /// The first reconnect delay, doubled per failure up to `backoff_max`, with jitter.
-    pub backoff_min: std::time::Duration,
-    pub backoff_max: std::time::Duration,
-}
-
-impl Default for UpstreamTiming {
-    fn default() -> Self {
-        UpstreamTiming {
-            stall: std::time::Duration::from_secs(45),
-            post_timeout: std::time::Duration::from_secs(15),
-            subscribe_timeout: std::time::Duration::from_secs(10),
-            backoff_min: std::time::Duration::from_millis(250),
-            backoff_max: std::time::Duration::from_secs(15),
-        }
-    }
-}
 
 /// The auto-delegate window when `window_seconds` is not given.
 pub const DEFAULT_WINDOW_SECONDS: u64 = 30;
@@ -92,13 +27,16 @@ pub(super) struct RawOpencode {
     password_env: Option<Spanned<String>>,
     project: Spanned<String>,
     answerer: Spanned<String>,
+    #[serde(default)]
+    admins: Option<Vec<Spanned<String>>>,
     auto_delegate: Option<Spanned<bool>>,
     window_seconds: Option<Spanned<u64>>,
 }
 
 /// The `[[opencode]]` tables: names unique and id-like, URLs http(s), directories
-/// absolute, the project configured and the answerer one of its people, a password from
-/// the file or from the variable `password_env` names (not both).
+/// absolute, the project configured and the answerer and every admin one of its people
+/// (admins default to the answerer), a password from the file or from the variable
+/// `password_env` names (not both).
 pub(super) fn parse_opencode(
     raw: &[RawOpencode],
     projects: &[Project],
@@ -159,6 +97,35 @@ pub(super) fn parse_opencode(
                 ),
             ));
         }
+        let admins = match &o.admins {
+            None => vec![answerer.clone()],
+            Some(list) => {
+                let mut admins: Vec<String> = Vec::new();
+                for a in list {
+                    if !p.members.contains(a.get_ref()) {
+                        return Err(err(
+                            Some(a.span()),
+                            format!(
+                                "opencode {name:?}: admin {:?} is not a person (member) of project {project:?}",
+                                a.get_ref()
+                            ),
+                        ));
+                    }
+                    if !admins.contains(a.get_ref()) {
+                        admins.push(a.get_ref().clone());
+                    }
+                }
+                if admins.is_empty() {
+                    return Err(err(
+                        Some(o.name.span()),
+                        format!(
+                            "opencode {name:?}: admins is empty; leave it out to let the answerer change the settings"
+                        ),
+                    ));
+                }
+                admins
+            }
+        };
         let password = match (&o.password, &o.password_env) {
             (Some(_), Some(e)) => {
                 return Err(err(
@@ -199,6 +166,7 @@ pub(super) fn parse_opencode(
             password,
             project: project.clone(),
             answerer: answerer.clone(),
+            admins,
             auto_delegate: o.auto_delegate.as_ref().is_none_or(|a| *a.get_ref()),
             window_ms: window_seconds * 1000,
             timing: UpstreamTiming::default(),

@@ -1,14 +1,22 @@
-//! The auto-delegate routes' operations (seed 002's HTTP API).
+//! The auto-delegate routes' operations (seed 002's HTTP API), with who may call each.
 
 use serde_json::{Value, json};
 
 use super::parts::*;
 
+/// The operations, by route.
+pub(super) struct DelegateOps {
+    pub snapshot: Value,
+    pub pause: Value,
+    pub resume: Value,
+    pub delegate: Value,
+    pub settings: Value,
+}
+
 /// The OpenCode bridges' auto-delegate routes (seed 002): not under a project; the caller
-/// sees the upstreams of the projects they are a person of.
-pub(super) fn delegate_ops() -> (Value, Value, Value, Value) {
-    let who = "Who: a person who is a member of the upstream's project; anyone else gets 404.";
-    let base = |summary: &str, params: &[&str], extra: &[(&str, &str)]| -> Value {
+/// sees the upstreams of the projects they belong to.
+pub(super) fn delegate_ops() -> DelegateOps {
+    let base = |summary: &str, who: &str, params: &[&str], extra: &[(&str, &str)]| -> Value {
         let mut responses = serde_json::Map::new();
         responses.insert(
             "200".into(),
@@ -23,7 +31,7 @@ pub(super) fn delegate_ops() -> (Value, Value, Value, Value) {
         );
         responses.insert(
             "404".into(),
-            err("no bridge of the caller's projects (or the request is unknown to them)"),
+            err("no bridge of the caller's projects, or the request is no bridged question of theirs"),
         );
         for (s, what) in extra {
             responses.insert((*s).into(), err(what));
@@ -36,17 +44,39 @@ pub(super) fn delegate_ops() -> (Value, Value, Value, Value) {
             "responses": responses,
         })
     };
-    let claims: [(&str, &str); 2] = [
+    let reader = "Who: a member or an agent of the upstream's project; anyone else gets 404.";
+    let author = "Who: the question's session author (the upstream's `answerer`) alone, like \
+                  answering: another member or an agent gets 403 `so_o_autor_da_sessao`; \
+                  anyone outside the project 404. The act is recorded in the log with its actor.";
+    let commands: [(&str, &str); 4] = [
+        (
+            "403",
+            "not the question's session author (`so_o_autor_da_sessao`)",
+        ),
         (
             "409",
-            "`question_submission_claimed` (another submission holds it, or an uncertain tombstone), `question_identity_conflict` (sessionID/directory contradict the bound identity), `question_already_settled`",
+            "`question_submission_claimed` (another submission holds it, or an uncertain tombstone), `question_identity_conflict` (sessionID/directory contradict the bound identity), `question_already_settled`, `question_closed`, `question_not_ready` (delegate: its directory is still being looked up)",
         ),
         ("422", "a malformed body (`invalid_body`)"),
+        (
+            "502",
+            "delegate while the upstream cannot be reached (`upstream_unreachable`); nothing sent",
+        ),
     ];
     let hints = json!({ "type": "object", "additionalProperties": false, "properties": {
         "sessionID": { "type": "string" }, "directory": { "type": "string" }, "upstream": { "type": "string" } } });
+    let optional = |mut op: Value| -> Value {
+        if let Some(o) = op.as_object_mut() {
+            o.insert(
+                "requestBody".into(),
+                json!({ "required": false, "content": { "application/json": { "schema": hints } } }),
+            );
+        }
+        op
+    };
     let snapshot = base(
-        "The auto-delegate snapshot of each OpenCode upstream: settings, coverage, and per request its state (waiting, counting with deadline and deadlineUnixMs, paused, disabled, submitting, uncertain, settled)",
+        "The auto-delegate snapshot of each OpenCode upstream: its connection (connected, sinceUnixMs), settings, coverage, and per request its state (waiting, counting with deadline and deadlineUnixMs, paused with pauseReason interaction|user|goal|refused|unreachable and pausedBy, disabled, submitting, uncertain, settled)",
+        reader,
         &[],
         &[],
     );
@@ -56,34 +86,46 @@ pub(super) fn delegate_ops() -> (Value, Value, Value, Value) {
         json!({ "type": "string", "enum": ["interaction", "user"] });
     let pause = with_body(
         base(
-            "Pause a request's auto-delegate timer",
+            "Pause a request's auto-delegate timer (`interaction`: the author has the question open in a form; `user`: they take it over)",
+            author,
             &["requestId"],
-            &claims,
+            &commands,
         ),
         pause_body,
     );
-    let mut delegate = base(
-        "Answer a request now with the fixed continuation text (works with the feature off)",
+    let resume = optional(base(
+        "Lift a person's pause: the timer counts again from a fresh window",
+        author,
         &["requestId"],
-        &claims,
-    );
-    if let Some(o) = delegate.as_object_mut() {
-        o.insert(
-            "requestBody".into(),
-            json!({ "required": false, "content": { "application/json": { "schema": hints } } }),
-        );
-    }
+        &commands,
+    ));
+    let delegate = optional(base(
+        "Answer a request now with the fixed continuation text, recorded as this person's delegation (works with the feature off)",
+        author,
+        &["requestId"],
+        &commands,
+    ));
     let settings = with_body(
         base(
-            "Turn auto-delegate on or off (persisted); `enabled` must be a JSON boolean",
+            "Turn auto-delegate on or off (persisted, and recorded in the log with its actor); `enabled` must be a JSON boolean",
+            "Who: the upstream's admins (`admins` in its `[[opencode]]` table; its answerer by default): anyone else of the project gets 403 `not_an_admin`, anyone outside it 404.",
             &[],
-            &[(
-                "400",
-                "`enabled` is not a boolean (`invalid_setting`); nothing changed",
-            )],
+            &[
+                ("403", "not one of the upstream's admins (`not_an_admin`)"),
+                (
+                    "422",
+                    "`enabled` is not a boolean (`invalid_setting`), or a malformed body (`invalid_body`); nothing changed",
+                ),
+            ],
         ),
         json!({ "type": "object", "required": ["enabled"], "properties": {
             "enabled": { "type": "boolean" }, "upstream": { "type": "string" } } }),
     );
-    (snapshot, pause, delegate, settings)
+    DelegateOps {
+        snapshot,
+        pause,
+        resume,
+        delegate,
+        settings,
+    }
 }

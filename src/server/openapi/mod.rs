@@ -352,7 +352,7 @@ pub fn document() -> Value {
         ),
     );
 
-    let (delegate_snapshot, delegate_pause, delegate_delegate, delegate_settings) = delegate_ops();
+    let delegate = delegate_ops();
     let delegate_blocking = json!({
         "summary": "Whether an OpenCode session is blocked by a question that is not settled (counting, paused, disabled, submitting or uncertain), walking subagent sessions up to their root; ask it right before prompting the session",
         "description": "Who: a person who is a member of the upstream's project; anyone else gets 404.",
@@ -407,10 +407,11 @@ pub fn document() -> Value {
             "/projects/{projectId}/tasks/{taskId}/qa-verdicts": { "post": verdict },
             "/projects/{projectId}/tasks/{taskId}/dev-context": { "get": dev_context },
             "/projects/{projectId}/events": { "get": events },
-            "/api/question-auto-delegate": { "get": delegate_snapshot },
-            "/api/question-auto-delegate/requests/{requestId}/pause": { "post": delegate_pause },
-            "/api/question-auto-delegate/requests/{requestId}/delegate": { "post": delegate_delegate },
-            "/api/question-auto-delegate/settings": { "put": delegate_settings },
+            "/api/question-auto-delegate": { "get": delegate.snapshot },
+            "/api/question-auto-delegate/requests/{requestId}/pause": { "post": delegate.pause },
+            "/api/question-auto-delegate/requests/{requestId}/resume": { "post": delegate.resume },
+            "/api/question-auto-delegate/requests/{requestId}/delegate": { "post": delegate.delegate },
+            "/api/question-auto-delegate/settings": { "put": delegate.settings },
             "/api/question-auto-delegate/sessions/{sessionId}/blocking": { "get": delegate_blocking },
         },
         "components": {

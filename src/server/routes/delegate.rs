@@ -1,18 +1,26 @@
 //! The auto-delegate of the OpenCode bridges (seed 002's HTTP API):
 //!
-//! - `GET /api/question-auto-delegate`: `{upstreams: [{name, project, connected, nowMs,
-//!   …snapshot}]}` for the upstreams of the caller's projects; each counting request has
-//!   its `deadline` (machine clock, compare with `nowMs`) and `deadlineUnixMs`.
-//! - `POST /api/question-auto-delegate/requests/{requestId}/pause` `{sessionID?,
-//!   directory?, reason: interaction|user}` and `…/delegate` `{sessionID?, directory?}`.
+//! - `GET /api/question-auto-delegate`: `{upstreams: [UpstreamSnapshot…]}` for the
+//!   upstreams of the caller's projects; each counting request has its `deadline`
+//!   (machine clock, compare with `nowMs`) and `deadlineUnixMs`.
+//! - `POST /api/question-auto-delegate/requests/{requestId}/pause` `{reason:
+//!   interaction|user, sessionID?, directory?, upstream?}`, `…/resume` and `…/delegate`
+//!   `{sessionID?, directory?, upstream?}`: the request's state after it.
 //! - `GET /api/question-auto-delegate/sessions/{sessionId}/blocking`: whether a session's
 //!   tree is blocked by a question, for whatever continues it.
 //! - `PUT /api/question-auto-delegate/settings` `{enabled, upstream?}`: a real boolean is
-//!   persisted then applied; anything else is 400 `invalid_setting` and changes nothing.
+//!   persisted then applied; anything else is 422 `invalid_setting` and changes nothing.
 //!
-//! Who: people who are members of the upstream's project. Anyone else gets 404, as for
-//! a project they are not in. Refusals of the machine: 409 `question_submission_claimed`,
-//! `question_identity_conflict`, `question_already_settled`.
+//! Who (decided by the bridge, like answering): pause, resume and delegate are the
+//! question's session author's alone (its upstream's answerer): another member or an
+//! agent of the project gets 403 `so_o_autor_da_sessao`. The settings are its admins'
+//! (`admins` in `[[opencode]]`, the answerer by default): 403 `not_an_admin`. Reading
+//! (the snapshot, blocking) is for the project's members and agents. Anyone outside the
+//! project gets 404, as for a project they are not in; a request id that is no bridged
+//! question of theirs is 404 too. Refusals of the machine: 409
+//! `question_submission_claimed`, `question_identity_conflict`,
+//! `question_already_settled`; 502 `upstream_unreachable` for a delegate while the
+//! upstream is away.
 
 use std::sync::Arc;
 
@@ -22,19 +30,20 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::super::AppState;
-use super::super::auth::{Access, Caller};
+use super::super::auth::Caller;
 use super::super::error::{ApiError, ApiResult};
 use super::super::extract::{ApiJson, ApiPath};
 use crate::bridge::Upstream;
-use crate::bridge::delegate::{Effect, Hints, Input, PauseReason};
-use crate::domain::{ErrorCode, OqError};
+use crate::bridge::delegate::PauseReason;
+use crate::domain::{ErrorCode, OqError, Question};
+use crate::wire::auto_delegate::{CommandReply, DelegateSnapshot};
 
-/// The upstreams whose project the caller is a person of.
+/// The upstreams whose project the caller belongs to (person or agent).
 fn mine(st: &AppState, caller: &Caller) -> Vec<Arc<Upstream>> {
     st.bridges()
         .all()
         .into_iter()
-        .filter(|u| st.directory().access(&caller.user, u.project()) == Some(Access::Member))
+        .filter(|u| st.directory().access(&caller.user, u.project()).is_some())
         .collect()
 }
 
@@ -45,41 +54,69 @@ fn nothing_here() -> ApiError {
     .into()
 }
 
-/// The upstream a request belongs to: the one named, else the one whose machine knows the
-/// request, else the caller's only upstream (it will recover the request by listing).
-fn pick(
+/// The upstream and the imported question behind `request_id`, among the caller's (the
+/// one named, when named).
+async fn find(
     st: &AppState,
     caller: &Caller,
     named: Option<&str>,
     request_id: &str,
-) -> ApiResult<Arc<Upstream>> {
-    let ups = mine(st, caller);
-    if let Some(name) = named {
-        return ups
-            .into_iter()
-            .find(|u| u.name() == name)
-            .ok_or_else(nothing_here);
-    }
-    if let Some(u) = ups.iter().find(|u| u.knows(request_id)) {
-        return Ok(u.clone());
-    }
-    match ups.as_slice() {
-        [only] => Ok(only.clone()),
-        _ => Err(OqError::NotFound {
-            message: format!("request {request_id} is not known to any OpenCode bridge here"),
+) -> ApiResult<(Arc<Upstream>, Question)> {
+    for up in mine(st, caller) {
+        if named.is_some_and(|n| n != up.name()) {
+            continue;
         }
-        .into()),
+        let (project, id) = (up.project().to_string(), request_id.to_string());
+        let found = st.read(move |e| e.question(Some(&project), &id)).await;
+        match found {
+            Ok(q)
+                if q.upstream
+                    .as_ref()
+                    .is_some_and(|u| u.kind == "opencode" && u.name == up.name()) =>
+            {
+                return Ok((up, q));
+            }
+            Ok(_) => {}
+            Err(e) if e.code == "not_found" => {}
+            Err(e) => return Err(e),
+        }
     }
+    Err(OqError::NotFound {
+        message: format!("request {request_id} is no OpenCode question of a bridge here"),
+    }
+    .into())
 }
 
-pub async fn snapshot(State(st): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
+/// A client's `sessionID`/`directory` must match the question's bound identity.
+fn check_hints(q: &Question, session: Option<&str>, directory: Option<&str>) -> ApiResult<()> {
+    let up = q.upstream.as_ref();
+    let clash = |hint: Option<&str>, bound: Option<&str>| {
+        hint.filter(|h| !h.is_empty())
+            .is_some_and(|h| Some(h) != bound)
+    };
+    if clash(session, up.map(|u| u.session_id.as_str()))
+        || clash(directory, up.map(|u| u.directory.as_str()))
+    {
+        return Err(OqError::conflict(
+            ErrorCode::QuestionIdentityConflict,
+            "the session or directory given does not match this question",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+pub async fn snapshot(
+    State(st): State<AppState>,
+    caller: Caller,
+) -> ApiResult<Json<DelegateSnapshot>> {
     let ups = mine(&st, &caller);
     if ups.is_empty() {
         return Err(nothing_here());
     }
-    Ok(Json(json!({
-        "upstreams": ups.iter().map(|u| u.snapshot_json()).collect::<Vec<_>>()
-    })))
+    Ok(Json(DelegateSnapshot {
+        upstreams: ups.iter().map(|u| u.snapshot()).collect(),
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,7 +133,7 @@ pub struct PauseBody {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DelegateBody {
+pub struct CommandBody {
     #[serde(default, rename = "sessionID")]
     session_id: Option<String>,
     #[serde(default)]
@@ -105,18 +142,20 @@ pub struct DelegateBody {
     upstream: Option<String>,
 }
 
-/// The request's state after a command; `recovering` when the bridge did not know it yet
-/// and is listing upstream to find it (retry shortly).
-fn command_reply(up: &Upstream, request_id: &str, fx: &[Effect]) -> Value {
-    let recovering = fx
-        .iter()
-        .any(|e| matches!(e, Effect::RecoverViaList { .. }));
-    let snap = up.snapshot_json();
-    let request = snap["requests"]
-        .as_array()
-        .and_then(|rs| rs.iter().find(|r| r["requestID"] == request_id).cloned())
-        .unwrap_or(Value::Null);
-    json!({ "upstream": up.name(), "requestID": request_id, "recovering": recovering, "request": request })
+/// An optional JSON object body: empty means no hints.
+fn command_body(raw: &[u8]) -> ApiResult<CommandBody> {
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return Ok(CommandBody::default());
+    }
+    serde_json::from_slice(raw).map_err(|e| ApiError::invalid_body(e.to_string()))
+}
+
+fn reply(up: &Upstream, request_id: &str) -> Json<CommandReply> {
+    Json(CommandReply {
+        upstream: up.name().to_string(),
+        request_id: request_id.to_string(),
+        request: up.request_snapshot(request_id),
+    })
 }
 
 pub async fn pause(
@@ -124,7 +163,7 @@ pub async fn pause(
     caller: Caller,
     ApiPath(request_id): ApiPath<String>,
     ApiJson(body): ApiJson<PauseBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CommandReply>> {
     let reason = match body.reason.as_str() {
         "interaction" => PauseReason::Interaction,
         "user" => PauseReason::User,
@@ -136,18 +175,23 @@ pub async fn pause(
             .into());
         }
     };
-    let up = pick(&st, &caller, body.upstream.as_deref(), &request_id)?;
-    let fx = up
-        .command(Input::Pause {
-            request_id: request_id.clone(),
-            reason,
-            hints: Hints {
-                session_id: body.session_id,
-                directory: body.directory,
-            },
-        })
-        .await?;
-    Ok(Json(command_reply(&up, &request_id, &fx)))
+    let (up, q) = find(&st, &caller, body.upstream.as_deref(), &request_id).await?;
+    check_hints(&q, body.session_id.as_deref(), body.directory.as_deref())?;
+    up.pause(&caller.user.actor(), &q, reason).await?;
+    Ok(reply(&up, &request_id))
+}
+
+pub async fn resume(
+    State(st): State<AppState>,
+    caller: Caller,
+    ApiPath(request_id): ApiPath<String>,
+    raw: axum::body::Bytes,
+) -> ApiResult<Json<CommandReply>> {
+    let body = command_body(&raw)?;
+    let (up, q) = find(&st, &caller, body.upstream.as_deref(), &request_id).await?;
+    check_hints(&q, body.session_id.as_deref(), body.directory.as_deref())?;
+    up.resume(&caller.user.actor(), &q).await?;
+    Ok(reply(&up, &request_id))
 }
 
 pub async fn delegate(
@@ -155,42 +199,32 @@ pub async fn delegate(
     caller: Caller,
     ApiPath(request_id): ApiPath<String>,
     raw: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
-    // The body is optional: an empty one means no hints.
-    let body: DelegateBody = if raw.iter().all(u8::is_ascii_whitespace) {
-        DelegateBody::default()
-    } else {
-        serde_json::from_slice(&raw).map_err(|e| ApiError::invalid_body(e.to_string()))?
-    };
-    let up = pick(&st, &caller, body.upstream.as_deref(), &request_id)?;
-    let fx = up
-        .command(Input::Delegate {
-            request_id: request_id.clone(),
-            hints: Hints {
-                session_id: body.session_id,
-                directory: body.directory,
-            },
-        })
-        .await?;
-    Ok(Json(command_reply(&up, &request_id, &fx)))
+) -> ApiResult<Json<CommandReply>> {
+    let body = command_body(&raw)?;
+    let (up, q) = find(&st, &caller, body.upstream.as_deref(), &request_id).await?;
+    check_hints(&q, body.session_id.as_deref(), body.directory.as_deref())?;
+    up.delegate(&caller.user.actor(), &q).await?;
+    Ok(reply(&up, &request_id))
 }
 
 pub async fn settings(
     State(st): State<AppState>,
     caller: Caller,
     ApiJson(body): ApiJson<Value>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<DelegateSnapshot>> {
     let Some(obj) = body.as_object() else {
-        return Err(ApiError::new(
-            axum::http::StatusCode::BAD_REQUEST,
-            ErrorCode::InvalidSetting,
-            "send {\"enabled\": true|false}",
-        ));
+        return Err(
+            OqError::invalid(ErrorCode::InvalidSetting, "send {\"enabled\": true|false}").into(),
+        );
     };
     if let Some(k) = obj.keys().find(|k| *k != "enabled" && *k != "upstream") {
         return Err(ApiError::invalid_body(format!("unknown field {k:?}")));
     }
-    let named = obj.get("upstream").and_then(|v| v.as_str());
+    let named = match obj.get("upstream") {
+        None => None,
+        Some(Value::String(n)) => Some(n.as_str()),
+        Some(_) => return Err(ApiError::invalid_body("upstream must be a name")),
+    };
     let ups: Vec<Arc<Upstream>> = mine(&st, &caller)
         .into_iter()
         .filter(|u| named.is_none_or(|n| u.name() == n))
@@ -199,12 +233,19 @@ pub async fn settings(
         return Err(nothing_here());
     }
     let value = obj.get("enabled").cloned().unwrap_or(Value::Null);
+    let actor = caller.user.actor();
+    // All or none: every named upstream must let this caller change it.
     for up in &ups {
-        up.set_enabled(value.clone()).await?;
+        if !matches!(&actor, crate::domain::Actor::Person { id } if up.is_admin(id)) {
+            up.set_enabled(&actor, value.clone()).await?;
+        }
     }
-    Ok(Json(json!({
-        "upstreams": ups.iter().map(|u| u.snapshot_json()).collect::<Vec<_>>()
-    })))
+    for up in &ups {
+        up.set_enabled(&actor, value.clone()).await?;
+    }
+    Ok(Json(DelegateSnapshot {
+        upstreams: ups.iter().map(|u| u.snapshot()).collect(),
+    }))
 }
 
 /// `GET /api/question-auto-delegate/sessions/{sessionId}/blocking`: whether an OpenCode

@@ -129,6 +129,11 @@ pub fn table() -> Vec<Route> {
         ),
         route(
             "POST",
+            "/api/question-auto-delegate/requests/{requestId}/resume",
+            post(delegate::resume),
+        ),
+        route(
+            "POST",
             "/api/question-auto-delegate/requests/{requestId}/delegate",
             post(delegate::delegate),
         ),

@@ -12,7 +12,7 @@ use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::domain::choices::ClosedReason;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Question};
 use crate::engine::StatusFilter;
-use crate::wire::{QuestionItem, QuestionList};
+use crate::wire::{ListReply, QuestionItem, QuestionList};
 
 /// RN-180: at most 50 a page (the engine refuses more).
 const DEFAULT_LIMIT: usize = 50;
@@ -30,7 +30,7 @@ pub async fn list(
     State(st): State<AppState>,
     who: InProject,
     ApiQuery(params): ApiQuery<ListParams>,
-) -> ApiResult<Json<QuestionList>> {
+) -> ApiResult<Json<ListReply>> {
     let status: StatusFilter = params.status.as_deref().unwrap_or("open").parse()?;
     let limit = match params.limit.as_deref() {
         None => DEFAULT_LIMIT,
@@ -45,14 +45,17 @@ pub async fn list(
     let page = st
         .read(move |e| e.list(Some(&project), status, params.cursor.as_deref(), limit))
         .await?;
-    Ok(Json(QuestionList {
-        items: page
-            .items
-            .iter()
-            .map(|q| QuestionItem::from_question(q, &who.actor))
-            .collect(),
-        total: page.total,
-        cursor: page.cursor,
+    Ok(Json(ListReply {
+        list: QuestionList {
+            items: page
+                .items
+                .iter()
+                .map(|q| QuestionItem::from_question(q, &who.actor))
+                .collect(),
+            total: page.total,
+            cursor: page.cursor,
+        },
+        bridges: st.bridges().health(&who.project),
     }))
 }
 
@@ -94,7 +97,15 @@ pub async fn answer(
     };
     let q = match bridged(&st, &project, &question_id).await? {
         // An imported OpenCode question: claimed, posted upstream, then recorded.
-        Some((up, q)) => up.manual(actor, q, Some(body), key).await?,
+        Some((up, q)) => {
+            up.manual(
+                actor,
+                q,
+                crate::bridge::upstream::Answered::Reply(body),
+                key,
+            )
+            .await?
+        }
         // The hot path: straight to the store's writer, no blocking thread held.
         None => {
             let q = st
@@ -145,7 +156,10 @@ pub async fn dismiss(
 ) -> ApiResult<Json<QuestionItem>> {
     let (actor, project) = (who.actor.clone(), who.project.clone());
     let q = match bridged(&st, &project, &question_id).await? {
-        Some((up, q)) => up.manual(actor, q, None, None).await?,
+        Some((up, q)) => {
+            up.manual(actor, q, crate::bridge::upstream::Answered::Dismiss, None)
+                .await?
+        }
         None => {
             st.write(move |e| {
                 e.close_question(&actor, Some(&project), &question_id, ClosedReason::Rejected)

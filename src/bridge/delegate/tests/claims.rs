@@ -68,13 +68,15 @@ fn the_loser_of_a_claim_is_refused_with_question_submission_claimed() {
         Input::Pause {
             request_id: "que_1".into(),
             reason: PauseReason::User,
+            by: None,
             hints: Hints::none(),
         },
     ] {
         let refused = h.try_step(input).expect_err("claimed");
         assert_eq!(refused, Refusal::Claimed);
-        assert_eq!(refused.code(), "question_submission_claimed");
-        assert_eq!(refused.http_status(), 409);
+        let wire = crate::bridge::upstream::refusal(refused);
+        assert_eq!(wire.code(), "question_submission_claimed");
+        assert_eq!(wire.http_status(), 409);
     }
     assert_eq!(h.d.revision(), revision);
     assert!(
@@ -114,12 +116,7 @@ fn a_manual_reject_posts_a_reject_and_settles_rejected() {
     });
     assert!(matches!(posts(&fx)[..], [Effect::PostReject { directory: Some(d), .. }] if d == DIR));
     h.answer(&fx, Upstream::Ok200);
-    assert_eq!(
-        h.state("que_1"),
-        RequestState::Settled {
-            how: crate::bridge::delegate::SettledHow::Rejected
-        }
-    );
+    assert_eq!(h.word("que_1"), SettledWord::Rejected);
 }
 
 #[test]
@@ -176,12 +173,13 @@ fn hints_never_override_a_bound_identity() {
             Input::Pause {
                 request_id: "que_1".into(),
                 reason: PauseReason::User,
+                by: None,
                 hints: hint.clone(),
             },
         ] {
             let refused = h.try_step(input).expect_err("conflict");
             assert_eq!(refused, Refusal::IdentityConflict);
-            assert_eq!(refused.http_status(), 409);
+            assert_eq!(crate::bridge::upstream::refusal(refused).http_status(), 409);
         }
     }
     assert_eq!(h.state("que_1"), before);
@@ -228,6 +226,7 @@ fn pause_cancels_the_timer_even_without_a_directory_and_only_a_user_pause_takes_
     let fx = h.step(Input::Pause {
         request_id: "que_1".into(),
         reason: PauseReason::Interaction,
+        by: None,
         hints: hints(Some("ses_1"), Some("")),
     });
     assert_eq!(cancelled(&fx), vec![timer_1]);
@@ -241,6 +240,7 @@ fn pause_cancels_the_timer_even_without_a_directory_and_only_a_user_pause_takes_
     let fx = h.step(Input::Pause {
         request_id: "que_2".into(),
         reason: PauseReason::User,
+        by: None,
         hints: Hints::none(),
     });
     assert_eq!(takeovers(&fx), vec!["ses_2"]);
@@ -255,6 +255,7 @@ fn pause_or_delegate_of_an_unknown_request_recovers_via_list_and_invents_nothing
     let fx = h.step(Input::Pause {
         request_id: "que_9".into(),
         reason: PauseReason::User,
+        by: None,
         hints: hints(Some("ses_9"), Some(DIR)),
     });
     assert_eq!(

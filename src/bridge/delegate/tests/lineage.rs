@@ -25,6 +25,7 @@ fn every_unsettled_state_blocks_its_session_and_settled_does_not() {
     h.step(Input::Pause {
         request_id: "que_p".into(),
         reason: PauseReason::Interaction,
+        by: None,
         hints: Hints::none(),
     });
     h.ask("que_s", "ses_s", Some(DIR), 1);
@@ -101,6 +102,7 @@ fn a_goal_pause_pauses_the_timers_of_its_tree_only() {
     h.step(Input::Pause {
         request_id: "que_user".into(),
         reason: PauseReason::User,
+        by: None,
         hints: Hints::none(),
     });
     let (t_root, _) = timer_of(h.state("que_root"));
@@ -137,7 +139,7 @@ fn a_goal_pause_pauses_the_timers_of_its_tree_only() {
         .expect("listed");
     assert_eq!(
         (root.state, root.pause_reason),
-        ("paused", Some(PauseReason::Goal))
+        (crate::wire::AutoState::Paused, Some(PauseReason::Goal))
     );
 }
 
@@ -149,10 +151,12 @@ fn the_snapshot_speaks_camel_case() {
     h.step(Input::Pause {
         request_id: "que_2".into(),
         reason: PauseReason::User,
+        by: None,
         hints: Hints::none(),
     });
     h.step(Input::Replied {
         request_id: "que_3".into(),
+        answers: None,
     });
     let v = serde_json::to_value(h.d.snapshot()).expect("serialisable");
     assert_eq!(v["epoch"], EPOCH);

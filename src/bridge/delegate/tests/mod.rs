@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod claims;
+mod lifecycle;
 mod lineage;
 mod reconcile;
 mod settings;
@@ -17,9 +18,12 @@ mod upstream;
 use std::collections::BTreeMap;
 
 use super::{
-    Delegate, DelegateConfig, Effect, Hints, Input, ListToken, QuestionInfo, QuestionRequest,
-    Refusal, RequestState, UpstreamResult,
+    Delegate, DelegateConfig, Effect, Hints, Input, ListToken, Refusal, RequestState,
+    UpstreamResult,
 };
+pub(super) use crate::opencode::Request as QuestionRequest;
+use crate::opencode::types::QuestionInfo;
+pub(super) use crate::wire::auto_delegate::SettledWord;
 
 pub(super) const EPOCH: u64 = 7;
 pub(super) const DIR: &str = "/srv/peer/work";
@@ -38,7 +42,7 @@ pub(super) enum Upstream {
     TimeoutAfterDispatch,
     /// The adapter knows nothing left the process.
     FailBeforeSend,
-    /// A response with status 0 and no `notSent` flag.
+    /// A response with status 0 (whatever that would mean): unclear.
     BareStatusZero,
     /// No result is ever fed back.
     NeverAnswer,
@@ -47,15 +51,15 @@ pub(super) enum Upstream {
 impl Upstream {
     fn result(self) -> Option<UpstreamResult> {
         Some(match self {
-            Upstream::Ok200 => UpstreamResult::status(200),
-            Upstream::NotFound404 => UpstreamResult::status(404),
-            Upstream::BadRequest400 => UpstreamResult::status(400),
-            Upstream::Conflict409 => UpstreamResult::status(409),
-            Upstream::Unprocessable422 => UpstreamResult::status(422),
-            Upstream::ServerError500 => UpstreamResult::status(500),
-            Upstream::TimeoutAfterDispatch => UpstreamResult::uncertain(),
-            Upstream::FailBeforeSend => UpstreamResult::not_sent(),
-            Upstream::BareStatusZero => UpstreamResult::status(0),
+            Upstream::Ok200 => UpstreamResult::Status(200),
+            Upstream::NotFound404 => UpstreamResult::Status(404),
+            Upstream::BadRequest400 => UpstreamResult::Status(400),
+            Upstream::Conflict409 => UpstreamResult::Status(409),
+            Upstream::Unprocessable422 => UpstreamResult::Status(422),
+            Upstream::ServerError500 => UpstreamResult::Status(500),
+            Upstream::TimeoutAfterDispatch => UpstreamResult::Uncertain,
+            Upstream::FailBeforeSend => UpstreamResult::NotSent,
+            Upstream::BareStatusZero => UpstreamResult::Status(0),
             Upstream::NeverAnswer => return None,
         })
     }
@@ -71,16 +75,24 @@ pub(super) struct Harness {
 }
 
 impl Harness {
-    /// Settings still loading (generation 0), default 30 s window.
+    /// Settings still loading (generation 0), default 30 s window, connected.
     pub fn loading() -> Self {
         Self::with_window(super::DEFAULT_WINDOW_MS)
     }
 
     pub fn with_window(window_ms: u64) -> Self {
+        let mut h = Self::disconnected(window_ms);
+        h.step(Input::Connected);
+        h
+    }
+
+    /// Settings loading and the upstream not connected yet (a driver at start).
+    pub fn disconnected(window_ms: u64) -> Self {
         Self {
             d: Delegate::new(DelegateConfig {
                 window_ms,
                 epoch: EPOCH,
+                settled_retention_ms: super::DEFAULT_SETTLED_RETENTION_MS,
             }),
             now: 0,
             timers: BTreeMap::new(),
@@ -190,6 +202,27 @@ impl Harness {
         self.d.request(id).expect("known request").state
     }
 
+    /// How a settled request settled, in the wire's word (panics if not settled).
+    pub fn word(&self, id: &str) -> SettledWord {
+        match self.state(id) {
+            RequestState::Settled { how, .. } => how.word(),
+            other => panic!("{id} is not settled: {other:?}"),
+        }
+    }
+
+    /// The `Settle` effects in `fx`: (request id, settlement).
+    pub fn settles(fx: &[Effect]) -> Vec<(String, super::Settlement)> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::Settle {
+                    request_id,
+                    settlement,
+                } => Some((request_id.clone(), settlement.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn list_token(&self) -> ListToken {
         self.d.list_token()
     }
@@ -205,8 +238,13 @@ pub(super) fn request(id: &str, session: &str, questions: usize) -> QuestionRequ
                 header: format!("Q{i}"),
                 options: Vec::new(),
                 multiple: false,
+                custom: None,
             })
             .collect(),
+        tool: Some(crate::opencode::ToolRef {
+            message_id: format!("msg_{id}"),
+            call_id: format!("call_{id}"),
+        }),
     }
 }
 

@@ -2,7 +2,7 @@
 //! mark coverage partial and keep state.
 
 use super::*;
-use crate::bridge::delegate::{Awaiting, ListError, SettledHow};
+use crate::bridge::delegate::{Awaiting, ListError};
 
 fn list(
     h: &mut Harness,
@@ -16,10 +16,6 @@ fn list(
         result: Ok(items),
     })
 }
-
-const EXTERNAL: RequestState = RequestState::Settled {
-    how: SettledHow::External,
-};
 
 #[test]
 fn a_successful_scoped_list_settles_missing_requests_only_for_that_directory() {
@@ -46,8 +42,8 @@ fn a_successful_scoped_list_settles_missing_requests_only_for_that_directory() {
         vec![request("que_keep", "ses_4", 1)],
     );
     assert_eq!(cancelled(&fx), vec![timer_a]);
-    assert_eq!(h.state("que_a"), EXTERNAL);
-    assert_eq!(h.state("que_c"), EXTERNAL);
+    assert_eq!(h.word("que_a"), SettledWord::Gone);
+    assert_eq!(h.word("que_c"), SettledWord::Gone);
     assert!(matches!(h.state("que_keep"), RequestState::Counting { .. }));
     assert_eq!(h.state("que_b"), b_before);
     assert_eq!(
@@ -150,7 +146,7 @@ fn a_list_issued_before_a_request_was_asked_does_not_settle_it() {
     assert!(matches!(h.state("que_late"), RequestState::Counting { .. }));
     let token = h.list_token();
     list(&mut h, Some(DIR), token, vec![]);
-    assert_eq!(h.state("que_late"), EXTERNAL);
+    assert_eq!(h.word("que_late"), SettledWord::Gone);
 }
 
 #[test]
@@ -162,10 +158,5 @@ fn a_request_with_a_post_in_flight_waits_for_its_own_outcome() {
     list(&mut h, Some(DIR), token, vec![]);
     assert!(matches!(h.state("que_1"), RequestState::Submitting { .. }));
     h.answer(&fx, Upstream::Ok200);
-    assert_eq!(
-        h.state("que_1"),
-        RequestState::Settled {
-            how: SettledHow::Replied
-        }
-    );
+    assert_eq!(h.word("que_1"), SettledWord::Replied);
 }

@@ -96,6 +96,7 @@ fn turning_off_cancels_timers_disables_pending_and_reports_a_takeover() {
     h.step(Input::Pause {
         request_id: "que_4".into(),
         reason: PauseReason::Interaction,
+        by: None,
         hints: Hints::none(),
     });
     let (t1, _) = timer_of(h.state("que_1"));

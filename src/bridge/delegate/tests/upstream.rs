@@ -1,7 +1,7 @@
 //! What each upstream outcome does to the claim: settle, release and pause, or tombstone.
 
 use super::*;
-use crate::bridge::delegate::{Claimant, PauseReason, SettledHow};
+use crate::bridge::delegate::{Claimant, PauseReason};
 
 /// A request whose window ran out: the auto POST is in `fx`.
 fn auto_posted() -> (Harness, Vec<Effect>) {
@@ -26,12 +26,7 @@ fn a_200_settles_replied_and_unblocks_the_session() {
     assert!(h.d.is_blocking_session("ses_1"));
     let out = h.answer(&fx, Upstream::Ok200);
     assert!(matches!(out.last(), Some(Effect::NotifyTip { .. })));
-    assert_eq!(
-        h.state("que_1"),
-        RequestState::Settled {
-            how: SettledHow::Replied
-        }
-    );
+    assert_eq!(h.word("que_1"), SettledWord::Replied);
     assert!(!h.d.is_blocking_session("ses_1"));
     assert_eq!(manual_retry(&mut h), Err(Refusal::Settled));
 }
@@ -40,12 +35,7 @@ fn a_200_settles_replied_and_unblocks_the_session() {
 fn a_404_from_the_authoritative_directory_means_settled_elsewhere() {
     let (mut h, fx) = auto_posted();
     h.answer(&fx, Upstream::NotFound404);
-    assert_eq!(
-        h.state("que_1"),
-        RequestState::Settled {
-            how: SettledHow::External
-        }
-    );
+    assert_eq!(h.word("que_1"), SettledWord::Gone);
 }
 
 #[test]
@@ -63,7 +53,7 @@ fn a_404_from_a_hinted_directory_only_pauses_for_a_person() {
     assert_eq!(
         h.state("que_x"),
         RequestState::Paused {
-            reason: PauseReason::User
+            reason: PauseReason::Refused
         }
     );
 }
@@ -81,7 +71,7 @@ fn a_definitive_reject_releases_the_claim_and_pauses_without_retrying() {
         assert_eq!(
             h.state("que_1"),
             RequestState::Paused {
-                reason: PauseReason::User
+                reason: PauseReason::Refused
             },
             "{script:?}"
         );
@@ -122,7 +112,10 @@ fn an_unclear_result_after_dispatch_leaves_a_blocking_tombstone_never_retried() 
         });
         assert_eq!(delegate, Err(Refusal::Claimed), "{script:?}");
         assert_eq!(h.posts.len(), 1, "{script:?}");
-        assert_eq!(h.d.snapshot().requests[0].state, "uncertain");
+        assert_eq!(
+            h.d.snapshot().requests[0].state,
+            crate::wire::AutoState::Uncertain
+        );
     }
 }
 
@@ -143,11 +136,10 @@ fn settled_is_never_downgraded_by_a_late_failure() {
     // question.replied arrives before our POST's own result.
     h.step(Input::Replied {
         request_id: "que_1".into(),
+        answers: None,
     });
-    let settled = RequestState::Settled {
-        how: SettledHow::Replied,
-    };
-    assert_eq!(h.state("que_1"), settled);
+    let settled = h.state("que_1");
+    assert_eq!(h.word("que_1"), SettledWord::Replied);
     let revision = h.d.revision();
     for script in [
         Upstream::ServerError500,
@@ -171,12 +163,7 @@ fn a_result_for_an_older_claim_is_ignored() {
         matches!(h.state("que_1"), RequestState::Submitting { claim } if claim.by == Claimant::Manual)
     );
     h.answer(&second, Upstream::Ok200);
-    assert_eq!(
-        h.state("que_1"),
-        RequestState::Settled {
-            how: SettledHow::Replied
-        }
-    );
+    assert_eq!(h.word("que_1"), SettledWord::Replied);
 }
 
 #[test]
@@ -188,23 +175,14 @@ fn upstream_replied_and_rejected_events_settle_and_cancel_the_timer() {
     let (t2, _) = timer_of(h.state("que_2"));
     let fx = h.step(Input::Replied {
         request_id: "que_1".into(),
+        answers: None,
     });
     assert_eq!(cancelled(&fx), vec![t1]);
     let fx = h.step(Input::Rejected {
         request_id: "que_2".into(),
     });
     assert_eq!(cancelled(&fx), vec![t2]);
-    assert_eq!(
-        h.state("que_1"),
-        RequestState::Settled {
-            how: SettledHow::Replied
-        }
-    );
-    assert_eq!(
-        h.state("que_2"),
-        RequestState::Settled {
-            how: SettledHow::Rejected
-        }
-    );
+    assert_eq!(h.word("que_1"), SettledWord::Replied);
+    assert_eq!(h.word("que_2"), SettledWord::Rejected);
     assert!(posts(&h.advance_to(60_000)).is_empty());
 }

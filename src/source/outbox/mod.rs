@@ -10,12 +10,22 @@
 //! deleted, so a user's text is never dropped:
 //!
 //! - `delivered`: the source has it (200, or the first result of a retried key);
-//! - `conflict`: the question was answered elsewhere meanwhile (`pergunta_ja_respondida`);
-//!   the text stays here and `oq outbox` shows it;
-//! - `refused`: any other refusal, with its reason; the text stays here too.
+//! - `conflict`: the question was answered or closed elsewhere meanwhile
+//!   (`pergunta_ja_respondida`, `question_closed`); the text stays here and `oq outbox`
+//!   shows it;
+//! - `refused`: any other refusal, with its reason; the text stays here too;
+//! - `uncertain` (not settled): the server answered that its upstream (a bridged
+//!   OpenCode) may have the answer (`upstream_uncertain`). It is never sent upstream
+//!   again by the server; delivering it again under its key asks the server how it
+//!   ended: the first answer (it became the person's: `delivered`), still unknown
+//!   (`question_submission_claimed`: stays `uncertain`), or settled otherwise
+//!   (`conflict`).
 //!
-//! An unreachable source settles nothing: delivery stops and is tried again later. The
-//! outbox knows nothing of HTTP: it delivers through [`Source::answer_once`].
+//! An unreachable source settles nothing: delivery stops and is tried again later. A
+//! reachable server whose upstream cannot be reached right now leaves an entry pending
+//! too (nothing was sent), without stopping the others. The outbox knows nothing of
+//! HTTP: it delivers through
+//! [`Source::answer_once`](crate::source::Source::answer_once).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -24,17 +34,23 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::Source;
 use crate::domain::{AnswerInput, ErrorCode, OqError};
 use crate::engine::sqlite::now_ms;
 
+mod delivery;
+
+pub use delivery::Delivery;
+
 pub const OUTBOX_FILE: &str = "outbox.sqlite3";
 
-/// Where an entry stands. Only `Pending` is ever sent.
+/// Where an entry stands. `Pending` and `Uncertain` are delivered (again); the others
+/// are settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     Pending,
+    /// The server's upstream may have it; its fate is asked again on delivery.
+    Uncertain,
     Delivered,
     Conflict,
     Refused,
@@ -44,6 +60,7 @@ impl State {
     pub fn as_str(self) -> &'static str {
         match self {
             State::Pending => "pending",
+            State::Uncertain => "uncertain",
             State::Delivered => "delivered",
             State::Conflict => "conflict",
             State::Refused => "refused",
@@ -51,6 +68,7 @@ impl State {
     }
     fn parse(s: &str) -> State {
         match s {
+            "uncertain" => State::Uncertain,
             "delivered" => State::Delivered,
             "conflict" => State::Conflict,
             "refused" => State::Refused,
@@ -76,52 +94,45 @@ pub struct Entry {
     pub detail: Option<String>,
 }
 
-/// What one delivery attempt did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Delivery {
-    pub delivered: Vec<String>,
-    pub conflicts: Vec<String>,
-    pub refused: Vec<String>,
-    /// Set when the source could not be reached: the rest stays pending.
-    pub stopped: Option<String>,
-}
-
 #[derive(Clone)]
 pub struct Outbox {
     conn: Arc<Mutex<Connection>>,
     path: PathBuf,
 }
 
-/// The table, made only when missing: an existing outbox opens without a write (on a
-/// full disk, say).
-fn create_schema(conn: &Connection) -> Result<(), OqError> {
-    let present: bool = conn
-        .query_row(
-            "SELECT count(*) > 0 FROM sqlite_schema WHERE name = 'outbox'",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(db)?;
-    if present {
+/// The outbox's schema, by `PRAGMA user_version`: 0 is the first (no `uncertain`
+/// state), 1 adds it. The table is made, or rebuilt in one transaction (a CHECK cannot be
+/// altered) with every row kept, only when it is not at version 1: an outbox already
+/// there opens without a write (on a full disk, say).
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    const TABLE: &str = "(
+        key TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        project TEXT,
+        question_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending'
+            CHECK (state IN ('pending', 'uncertain', 'delivered', 'conflict', 'refused')),
+        detail TEXT,
+        settled_at INTEGER
+    )";
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version >= 1 {
         return Ok(());
     }
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS outbox (
-                key TEXT PRIMARY KEY,
-                source TEXT NOT NULL,
-                project TEXT,
-                question_id TEXT NOT NULL,
-                body TEXT NOT NULL,
-                created_at INTEGER NOT NULL,
-                state TEXT NOT NULL DEFAULT 'pending'
-                    CHECK (state IN ('pending', 'delivered', 'conflict', 'refused')),
-                detail TEXT,
-                settled_at INTEGER
-            );
-            CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (source, state, created_at);",
-    )
-    .map_err(db)
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE;
+         CREATE TABLE IF NOT EXISTS outbox {TABLE};
+         CREATE TABLE outbox_v1 {TABLE};
+         INSERT INTO outbox_v1 SELECT key, source, project, question_id, body, created_at,
+                state, detail, settled_at FROM outbox;
+         DROP TABLE outbox;
+         ALTER TABLE outbox_v1 RENAME TO outbox;
+         CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (source, state, created_at);
+         PRAGMA user_version = 1;
+         COMMIT;"
+    ))
 }
 
 fn db(e: rusqlite::Error) -> OqError {
@@ -155,7 +166,7 @@ impl Outbox {
         // The row is on disk before the caller is told "queued".
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(db)?;
-        create_schema(&conn)?;
+        migrate(&conn).map_err(db)?;
         Ok(Outbox {
             conn: Arc::new(Mutex::new(conn)),
             path,
@@ -167,7 +178,7 @@ impl Outbox {
     /// nothing it would hold could outlive the process anyway.
     pub fn in_memory() -> Result<Outbox, OqError> {
         let conn = Connection::open_in_memory().map_err(db)?;
-        create_schema(&conn)?;
+        migrate(&conn).map_err(db)?;
         Ok(Outbox {
             conn: Arc::new(Mutex::new(conn)),
             path: PathBuf::from(":memory:"),
@@ -211,7 +222,7 @@ impl Outbox {
         self.with(|c| {
             c.execute(
                 "UPDATE outbox SET state = ?2, detail = ?3, settled_at = ?4
-                 WHERE key = ?1 AND state = 'pending'",
+                 WHERE key = ?1 AND state IN ('pending', 'uncertain')",
                 params![key, state.as_str(), detail, now_ms()],
             )
             .map(|_| ())
@@ -227,6 +238,17 @@ impl Outbox {
     pub fn mark_refused(&self, key: &str, detail: &str) -> Result<(), OqError> {
         self.settle(key, State::Refused, Some(detail))
     }
+    /// Not settled: the server's upstream may have it (its detail says why).
+    pub fn mark_uncertain(&self, key: &str, detail: &str) -> Result<(), OqError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE outbox SET state = 'uncertain', detail = ?2
+                 WHERE key = ?1 AND state IN ('pending', 'uncertain')",
+                params![key, detail],
+            )
+            .map(|_| ())
+        })
+    }
 
     /// Forgets a pending entry whose refusal the person saw at once (the door printed it,
     /// the TUI kept the form and its draft): nothing is left to reconcile.
@@ -240,10 +262,10 @@ impl Outbox {
         })
     }
 
-    /// The pending entries for `source`, oldest first.
+    /// The entries still to deliver for `source` (pending and uncertain), oldest first.
     pub fn pending(&self, source: &str) -> Result<Vec<Entry>, OqError> {
         self.query(
-            "WHERE source = ?1 AND state = 'pending' ORDER BY created_at, key",
+            "WHERE source = ?1 AND state IN ('pending', 'uncertain') ORDER BY created_at, key",
             Some(source),
         )
     }
@@ -257,11 +279,13 @@ impl Outbox {
         Ok(self.query("WHERE key = ?1", Some(key))?.into_iter().next())
     }
 
-    /// How many entries wait for `source` (the TUI's status line), or for any source.
+    /// How many entries are not settled for `source` (pending or uncertain: the TUI's
+    /// status line), or for any source.
     pub fn count_pending(&self, source: Option<&str>) -> Result<usize, OqError> {
         self.with(|c| {
             c.query_row(
-                "SELECT count(*) FROM outbox WHERE state = 'pending' AND (?1 IS NULL OR source = ?1)",
+                "SELECT count(*) FROM outbox WHERE state IN ('pending', 'uncertain')
+                   AND (?1 IS NULL OR source = ?1)",
                 params![source],
                 |r| r.get::<_, i64>(0),
             )
@@ -324,77 +348,12 @@ impl Outbox {
             )
             .collect()
     }
-
-    /// Sends one entry and settles it by the outcome; `Err` only when the source is
-    /// unreachable (the entry stays pending) or the outbox itself fails.
-    pub async fn deliver_one<S: Source>(
-        &self,
-        source: &S,
-        entry: &Entry,
-    ) -> Result<State, OqError> {
-        let sent = source
-            .answer_once(
-                entry.project.as_deref(),
-                &entry.question_id,
-                &entry.body,
-                &entry.key,
-            )
-            .await;
-        match sent {
-            Ok(_) => {
-                self.mark_delivered(&entry.key)?;
-                Ok(State::Delivered)
-            }
-            Err(e) if retry_later(&e) => Err(e),
-            Err(e @ OqError::AlreadyAnswered { .. }) => {
-                self.mark_conflict(&entry.key, &format!("answered elsewhere meanwhile: {e}"))?;
-                Ok(State::Conflict)
-            }
-            Err(e) => {
-                self.mark_refused(&entry.key, &format!("{}: {e}", e.code()))?;
-                Ok(State::Refused)
-            }
-        }
-    }
-
-    /// Delivers every pending entry for `source` (named `name`), oldest first, stopping
-    /// at the first sign that the source is unreachable.
-    pub async fn deliver_all<S: Source>(
-        &self,
-        source: &S,
-        name: &str,
-    ) -> Result<Delivery, OqError> {
-        self.deliver_all_except(source, name, |_| false).await
-    }
-
-    /// [`Outbox::deliver_all`] leaving out the keys `skip` names (answers this process is
-    /// sending right now: they settle themselves).
-    pub async fn deliver_all_except<S: Source>(
-        &self,
-        source: &S,
-        name: &str,
-        skip: impl Fn(&str) -> bool,
-    ) -> Result<Delivery, OqError> {
-        let mut report = Delivery::default();
-        for entry in self.pending(name)?.into_iter().filter(|e| !skip(&e.key)) {
-            match self.deliver_one(source, &entry).await {
-                Ok(State::Delivered) => report.delivered.push(entry.key),
-                Ok(State::Conflict) => report.conflicts.push(entry.key),
-                Ok(_) => report.refused.push(entry.key),
-                Err(e) if retry_later(&e) => {
-                    report.stopped = Some(e.to_string());
-                    break;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(report)
-    }
 }
 
 /// A failure that says nothing about the answer: the source was not reached, refused our
-/// identity, replied with something unreadable, or its store was busy. The entry stays
-/// pending.
+/// identity, replied with something unreadable, or a store was busy. The entry stays
+/// pending. (A server that answered about its upstream is not among them: that is an
+/// answer, [`OqError::Upstream`].)
 pub fn retry_later(e: &OqError) -> bool {
     matches!(
         e,
