@@ -5,17 +5,25 @@
 //! never rests on a stale read. The server and the local doors call the same operations;
 //! who the caller is was settled by the door (membership is the server's check).
 
+pub mod any;
+pub mod fold;
 pub mod ids;
 mod operations;
+pub mod postgres;
 pub mod sqlite;
 pub mod store;
 
+pub use any::{AnyStore, StoreKind};
 pub use operations::{
     DevContext, Engine, EngineConfig, ImportedSettlement, ListPage, NewQuestion, Readiness,
     VerdictInput, VerdictOutcome,
 };
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use store::{NewEvent, ParkedTask, StatusFilter, Store, StoreView};
 
 /// The engine on the embedded store: what local mode and `oq serve` run.
 pub type LocalEngine = Engine<SqliteStore>;
+
+/// The engine `oq serve` runs: on SQLite by default, on PostgreSQL for a team.
+pub type ServerEngine = Engine<AnyStore>;

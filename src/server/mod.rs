@@ -31,7 +31,7 @@ use tokio::sync::watch;
 
 use crate::domain::OqError;
 use crate::domain::error::exit;
-use crate::engine::{EngineConfig, LocalEngine, SqliteStore};
+use crate::engine::{AnyStore, EngineConfig, PgStore, ServerEngine, SqliteStore};
 use auth::Directory;
 use config::Config;
 use error::{ApiError, ApiResult};
@@ -59,7 +59,9 @@ impl Default for ServerOptions {
 pub struct AppState(Arc<Shared>);
 
 struct Shared {
-    engine: Arc<LocalEngine>,
+    engine: Arc<ServerEngine>,
+    /// What the store is, for `/healthz`.
+    store_kind: crate::engine::StoreKind,
     directory: Directory,
     /// A generation counter: its value means nothing, its change means "look again".
     changes: watch::Sender<u64>,
@@ -79,8 +81,12 @@ impl AppState {
         self.0.options
     }
 
-    pub fn engine(&self) -> Arc<LocalEngine> {
+    pub fn engine(&self) -> Arc<ServerEngine> {
         self.0.engine.clone()
+    }
+
+    pub fn store_kind(&self) -> crate::engine::StoreKind {
+        self.0.store_kind
     }
 
     pub fn changes(&self) -> watch::Receiver<u64> {
@@ -99,7 +105,7 @@ impl AppState {
     pub async fn read<T, F>(&self, f: F) -> ApiResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&LocalEngine) -> Result<T, OqError> + Send + 'static,
+        F: FnOnce(&ServerEngine) -> Result<T, OqError> + Send + 'static,
     {
         let engine = self.0.engine.clone();
         tokio::task::spawn_blocking(move || f(&engine))
@@ -112,7 +118,7 @@ impl AppState {
     pub async fn write<T, F>(&self, f: F) -> ApiResult<T>
     where
         T: Send + 'static,
-        F: FnOnce(&LocalEngine) -> Result<T, OqError> + Send + 'static,
+        F: FnOnce(&ServerEngine) -> Result<T, OqError> + Send + 'static,
     {
         let out = self.read(f).await?;
         self.changed();
@@ -167,24 +173,29 @@ pub async fn run_observed(
     shutdown: impl Future<Output = ()> + Send + 'static,
     observe: Option<tokio::sync::oneshot::Sender<AppState>>,
 ) -> anyhow::Result<()> {
-    let data_dir = config.data_dir.clone();
-    // A server takes concurrent writes: its commits are flushed while the next batch is
-    // decided (readers and callers still see only what is on disk).
-    let store = tokio::task::spawn_blocking(move || {
-        SqliteStore::open_in_with(&data_dir, crate::engine::sqlite::Flush::Pipelined)
-    })
-    .await??;
-    let engine = Arc::new(LocalEngine::new(store, EngineConfig::default()));
+    let store = open_store(config).await?;
+    let store_kind = store.kind();
+    let engine = Arc::new(ServerEngine::new(store, EngineConfig::default()));
     let (changes, _) = watch::channel(0u64);
     let (stop_tx, stopping) = watch::channel(false);
     let state = AppState(Arc::new(Shared {
         engine: engine.clone(),
+        store_kind,
         directory: Directory::new(config),
         changes,
         stopping,
         options,
         bridges: crate::bridge::Bridges::default(),
     }));
+    // On PostgreSQL every server hears every other's commits within milliseconds; the
+    // poller stays as the backstop (and SQLite's only source for other processes).
+    let _listener = match engine.store() {
+        AnyStore::Postgres(pg) => {
+            let notifier = state.0.changes.clone();
+            Some(pg.listen(move || notifier.send_modify(|g| *g = g.wrapping_add(1)))?)
+        }
+        AnyStore::Sqlite(_) => None,
+    };
     let mut upstreams = Vec::new();
     for oc in &config.opencode {
         let up = crate::bridge::Upstream::new(
@@ -216,6 +227,21 @@ pub async fn run_observed(
         let _ = task.await;
     }
     Ok(())
+}
+
+/// Opens the configured store: the SQLite file in `data_dir` (commits flushed while the
+/// next batch is decided: a server takes concurrent writes), or the PostgreSQL database.
+async fn open_store(config: &Config) -> Result<AnyStore, OqError> {
+    let (data_dir, choice) = (config.data_dir.clone(), config.store.clone());
+    tokio::task::spawn_blocking(move || match choice {
+        config::StoreChoice::Sqlite => {
+            SqliteStore::open_in_with(&data_dir, crate::engine::sqlite::Flush::Pipelined)
+                .map(AnyStore::Sqlite)
+        }
+        config::StoreChoice::Postgres(target) => PgStore::open(&target).map(AnyStore::Postgres),
+    })
+    .await
+    .map_err(|e| OqError::Internal(format!("opening the store: {e}")))?
 }
 
 /// `oq serve --config FILE`: loads the file (refusing with file and line), binds, and
@@ -296,9 +322,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         Err(e) => eprintln!("oq serve: no log file ({e}); going on without one"),
     }
     tracing::info!(%addr, users = config.users.len(), projects = config.projects.len(), "listening");
+    let store = match &config.store {
+        config::StoreChoice::Sqlite => config.data_dir.display().to_string(),
+        config::StoreChoice::Postgres(target) => target.shown().to_string(),
+    };
     eprintln!(
-        "oq serve: store in {}, {} users, {} projects",
-        config.data_dir.display(),
+        "oq serve: store in {store}, {} users, {} projects",
         config.users.len(),
         config.projects.len()
     );

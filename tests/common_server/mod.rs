@@ -1,12 +1,20 @@
 //! A real `oq serve` on a loopback port for the server tests: two projects, people and
 //! one agent per role, each with its own token; spoken to over HTTP with reqwest.
+//!
+//! The store is a parameter: `OQ_TEST_STORE=postgres` runs every scenario of the suite on
+//! a real PostgreSQL (a fresh database per server, in the test binary's own cluster:
+//! `common_pg`), the default on the SQLite file in the server's data dir. `.ci/run` runs
+//! the server suite both ways.
 #![allow(dead_code, clippy::unwrap_used)]
+
+#[path = "../common_pg/mod.rs"]
+pub mod common_pg;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use oq::engine::{EngineConfig, LocalEngine, SqliteStore};
+use oq::engine::{AnyStore, EngineConfig, PgStore, ServerEngine, SqliteStore};
 use oq::server::config::{Config, token_hash};
 use oq::server::{self, ServerOptions};
 use reqwest::{Client, Method, StatusCode};
@@ -32,9 +40,37 @@ pub const AGENTS: [&str; 5] = [CRIATIVO, PO, ARQUITETO, DEV_LEAD, QA];
 /// The secret text of `outro`'s question: must never appear in `loja`'s answers.
 pub const OUTRO_SECRET: &str = "SEGREDO-OUTRO: migrate the billing ledger?";
 
+/// Which store the suite runs on (`OQ_TEST_STORE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreUnderTest {
+    Sqlite,
+    Postgres,
+}
+
+impl StoreUnderTest {
+    pub fn from_env() -> StoreUnderTest {
+        match std::env::var("OQ_TEST_STORE").as_deref() {
+            Ok("postgres") => StoreUnderTest::Postgres,
+            Ok("sqlite") | Err(_) => StoreUnderTest::Sqlite,
+            Ok(other) => panic!("OQ_TEST_STORE={other:?}: expected sqlite or postgres"),
+        }
+    }
+}
+
+/// The `store` lines of a configuration on `db` (password in a file beside it).
+pub fn store_lines(db: &common_pg::PgDb, dir: &std::path::Path) -> String {
+    db.write_password_file(&dir.join("pgpass"));
+    format!(
+        "store = \"{}\"\nstore_password_file = \"pgpass\"\n",
+        db.app_url()
+    )
+}
+
 pub struct TestServer {
     pub base: String,
     pub data_dir: PathBuf,
+    /// The database, when the suite runs on PostgreSQL.
+    pub pg: Option<std::sync::Arc<common_pg::PgDb>>,
     pub tokens: HashMap<String, String>,
     pub client: Client,
     _dir: tempfile::TempDir,
@@ -111,10 +147,35 @@ impl TestServer {
 
     /// Binds 127.0.0.1:0 and runs `oq::server::run` on this test's runtime.
     pub async fn start_with(options: ServerOptions) -> TestServer {
+        let pg = match StoreUnderTest::from_env() {
+            StoreUnderTest::Sqlite => None,
+            StoreUnderTest::Postgres => {
+                if let Err(why) = common_pg::available() {
+                    panic!("OQ_TEST_STORE=postgres, but {why}");
+                }
+                Some(std::sync::Arc::new(
+                    tokio::task::spawn_blocking(|| common_pg::shared().database())
+                        .await
+                        .unwrap(),
+                ))
+            }
+        };
+        Self::start_on(options, pg, new_tokens()).await
+    }
+
+    /// A server on `pg` (None: SQLite) with `tokens`: several servers on one database
+    /// share both.
+    pub async fn start_on(
+        options: ServerOptions,
+        pg: Option<std::sync::Arc<common_pg::PgDb>>,
+        tokens: HashMap<String, String>,
+    ) -> TestServer {
         let dir = tempfile::tempdir().expect("tempdir");
-        let tokens = new_tokens();
         let path = dir.path().join("serve.toml");
-        let text = config_text(&tokens, "127.0.0.1:0");
+        let mut text = config_text(&tokens, "127.0.0.1:0");
+        if let Some(db) = &pg {
+            text = format!("{}{text}", store_lines(db, dir.path()));
+        }
         std::fs::write(&path, &text).expect("write config");
         let config = Config::parse(&path, &text).expect("config");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -132,6 +193,7 @@ impl TestServer {
         let server = TestServer {
             base,
             data_dir,
+            pg,
             tokens,
             client: client(),
             _dir: dir,
@@ -172,12 +234,14 @@ impl TestServer {
         &self.tokens[user]
     }
 
-    /// A second engine on the same store: what another process (the local CLI) sees.
-    pub fn engine(&self) -> LocalEngine {
-        LocalEngine::new(
-            SqliteStore::open_in(&self.data_dir).expect("store"),
-            EngineConfig::default(),
-        )
+    /// A second engine on the same store: what another process (the local CLI, or
+    /// another server on the same database) sees.
+    pub fn engine(&self) -> ServerEngine {
+        let store = match &self.pg {
+            None => AnyStore::Sqlite(SqliteStore::open_in(&self.data_dir).expect("store")),
+            Some(db) => AnyStore::Postgres(PgStore::open(&db.app_target()).expect("store")),
+        };
+        ServerEngine::new(store, EngineConfig::default())
     }
 
     /// The whole store's log position: "nothing changed anywhere" when it stays put.

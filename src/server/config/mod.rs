@@ -15,9 +15,12 @@ use crate::domain::text::check_id;
 use crate::domain::{Actor, Role};
 
 mod opencode;
+mod store;
 
 pub use opencode::{DEFAULT_WINDOW_SECONDS, OpencodeUpstream, UpstreamTiming};
 use opencode::{RawOpencode, parse_opencode};
+pub use store::StoreChoice;
+use store::{RawStore, parse_store};
 
 /// The address `oq serve` binds when the file names none: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
@@ -28,7 +31,10 @@ pub struct Config {
     /// The file it came from (for messages).
     pub path: PathBuf,
     pub listen: SocketAddr,
+    /// Logs and bridge settings; the SQLite store too, unless `store` names another.
     pub data_dir: PathBuf,
+    /// `store = "postgres://…"`, or the SQLite file in `data_dir`.
+    pub store: StoreChoice,
     pub users: Vec<User>,
     pub projects: Vec<Project>,
     /// `[[opencode]]`: the OpenCode servers this one bridges (SPEC §5).
@@ -89,6 +95,9 @@ impl std::error::Error for ConfigError {}
 struct RawConfig {
     listen: Option<Spanned<String>>,
     data_dir: Option<Spanned<String>>,
+    store: Option<Spanned<String>>,
+    store_password_env: Option<Spanned<String>>,
+    store_password_file: Option<Spanned<String>>,
     #[serde(default)]
     users: Vec<RawUser>,
     #[serde(default)]
@@ -307,11 +316,21 @@ impl Config {
         }
 
         let opencode = parse_opencode(&raw.opencode, &projects, &err)?;
+        let store = parse_store(
+            RawStore {
+                store: raw.store.as_ref(),
+                password_env: raw.store_password_env.as_ref(),
+                password_file: raw.store_password_file.as_ref(),
+            },
+            path,
+            &err,
+        )?;
 
         Ok(Config {
             path: path.to_path_buf(),
             listen,
             data_dir,
+            store,
             users,
             projects,
             opencode,

@@ -11,23 +11,45 @@ use super::super::openapi;
 use crate::domain::ErrorCode;
 use axum::extract::State;
 
-/// Liveness, without a token: load balancers and `oq` clients probe it. It also says
-/// when the store is damaged (200: reads are served, writes refused) or failed (503: a
-/// write or flush failed, so the server serves nothing until it is restarted), with why.
+/// Liveness, without a token: load balancers and `oq` clients probe it, and it says what
+/// the store is and whether it serves. 200 `{status: "ok", store: {kind, reachable:
+/// true}}`; 200 `damaged` (reads served, writes refused); 503 `failed` (a write or flush
+/// failed: nothing is served until a restart); 503 `unavailable` while a read of the
+/// store fails (the database is unreachable: a load balancer sends requests elsewhere).
+/// Nothing about where the store is: this route needs no token.
 pub async fn healthz(State(st): State<AppState>) -> (StatusCode, Json<Value>) {
     use crate::engine::sqlite::Standing;
+    let kind = st.store_kind();
     match st.engine().store().standing() {
-        Standing::Sound => (StatusCode::OK, Json(json!({ "status": "ok" }))),
-        Standing::Damaged { reason } => (
+        Standing::Sound => {}
+        Standing::Damaged { reason } => {
+            return (
+                StatusCode::OK,
+                Json(json!({ "status": "damaged", "writes": false, "reason": reason, "store": { "kind": kind, "reachable": true } })),
+            );
+        }
+        Standing::Failed { reason } => {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "status": "failed", "writes": false, "reason": reason, "store": { "kind": kind } })),
+            );
+        }
+    }
+    let read = tokio::time::timeout(HEALTH_TIMEOUT, st.read(|e| e.revision())).await;
+    match read {
+        Ok(Ok(_)) => (
             StatusCode::OK,
-            Json(json!({ "status": "damaged", "writes": false, "reason": reason })),
+            Json(json!({ "status": "ok", "store": { "kind": kind, "reachable": true } })),
         ),
-        Standing::Failed { reason } => (
+        _ => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({ "status": "failed", "writes": false, "reason": reason })),
+            Json(json!({ "status": "unavailable", "store": { "kind": kind, "reachable": false } })),
         ),
     }
 }
+
+/// How long `/healthz` waits for the store before calling it unreachable.
+const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
 pub async fn openapi() -> Json<Value> {
     Json(openapi::document())

@@ -1,0 +1,380 @@
+//! Reads over the log for the engine, in PostgreSQL: the same folds as the SQLite store's
+//! view (`engine::fold`), each query prepared once per connection.
+
+use std::cell::RefCell;
+
+use postgres::Row;
+use postgres::types::ToSql;
+
+use super::conn::Conn;
+use crate::domain::dev_context::Decisao;
+use crate::domain::work::{Session, Story, Task};
+use crate::domain::{Event, OqError, Question, StoredEvent};
+use crate::engine::fold::{self, QuestionRow, parse_event};
+use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StatusFilter, StoreView};
+
+/// The columns that make a [`Question`]; `d` is the declaration, `st` its settlement.
+const QUESTION_COLUMNS: &str = "
+    d.seq, d.project_id, d.at, d.payload::text,
+    (SELECT s.payload ->> 'author' FROM oq.events s
+      WHERE s.type = 'session.started' AND s.session_id = d.session_id),
+    st.type, st.payload::text, st.at,
+    EXISTS (SELECT 1 FROM oq.events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id)";
+
+/// The settlement of `d`: the one-settlement index's own condition.
+const SETTLEMENT_JOIN: &str = "
+    LEFT JOIN oq.events st ON st.type IN ('open_question.answered', 'open_question.closed')
+                          AND st.question_id = d.question_id";
+
+pub struct PgView<'c> {
+    conn: RefCell<&'c mut Conn>,
+}
+
+impl<'c> PgView<'c> {
+    pub fn new(conn: &'c mut Conn) -> Self {
+        PgView {
+            conn: RefCell::new(conn),
+        }
+    }
+
+    fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, OqError> {
+        self.conn.borrow_mut().query(sql, params)
+    }
+
+    fn questions_of(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Question>, OqError> {
+        self.rows(sql, params)?
+            .iter()
+            .map(|r| question_row(r)?.into_question())
+            .collect()
+    }
+
+    fn count(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, OqError> {
+        let rows = self.rows(sql, params)?;
+        Ok(rows
+            .first()
+            .map(|r| get::<i64>(r, 0))
+            .transpose()?
+            .unwrap_or(0) as u64)
+    }
+
+    fn one_i64(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<i64, OqError> {
+        let rows = self.rows(sql, params)?;
+        Ok(rows
+            .first()
+            .map(|r| get::<i64>(r, 0))
+            .transpose()?
+            .unwrap_or(0))
+    }
+
+    fn strings(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<String>, OqError> {
+        self.rows(sql, params)?.iter().map(|r| get(r, 0)).collect()
+    }
+
+    fn events_of(&self, column: &str, id: &str) -> Result<Vec<(String, Event)>, OqError> {
+        let sql = format!(
+            "SELECT project_id, payload::text FROM oq.events WHERE {column} = $1 ORDER BY seq"
+        );
+        self.rows(&sql, &[&id])?
+            .iter()
+            .map(|r| Ok((get(r, 0)?, parse_event(&get::<String>(r, 1)?)?)))
+            .collect()
+    }
+}
+
+fn get<'a, T: postgres::types::FromSql<'a>>(row: &'a Row, i: usize) -> Result<T, OqError> {
+    row.try_get(i)
+        .map_err(|e| OqError::Internal(format!("store: column {i}: {e}")))
+}
+
+fn question_row(r: &Row) -> Result<QuestionRow, OqError> {
+    let settlement = match get::<Option<String>>(r, 5)? {
+        Some(kind) => Some((kind, get(r, 6)?, get(r, 7)?)),
+        None => None,
+    };
+    Ok(QuestionRow {
+        seq: get(r, 0)?,
+        project_id: get(r, 1)?,
+        created_at: get(r, 2)?,
+        payload: get(r, 3)?,
+        session_author: get(r, 4)?,
+        settlement,
+        orphaned: get(r, 8)?,
+    })
+}
+
+/// `AND column = $n` when a project is given (two plans rather than `$n IS NULL OR …`).
+fn scoped(sql: &str, column: &str, project: Option<&str>, n: usize) -> String {
+    let clause = match project {
+        Some(_) => format!("AND {column} = ${n}"),
+        None => String::new(),
+    };
+    sql.replace("{scope}", &clause)
+}
+
+impl StoreView for PgView<'_> {
+    fn revision(&self) -> Result<i64, OqError> {
+        self.one_i64("SELECT coalesce(max(seq), 0) FROM oq.events", &[])
+    }
+
+    fn project_revision(&self, project_id: &str) -> Result<i64, OqError> {
+        self.one_i64(
+            "SELECT coalesce(max(seq), 0) FROM oq.events WHERE project_id = $1",
+            &[&project_id],
+        )
+    }
+
+    fn projects(&self) -> Result<Vec<String>, OqError> {
+        self.strings(
+            "SELECT DISTINCT project_id FROM oq.events WHERE type = 'session.started' ORDER BY project_id",
+            &[],
+        )
+    }
+
+    fn session(&self, session_id: &str) -> Result<Option<Session>, OqError> {
+        let rows = self.rows(
+            "SELECT project_id, payload::text FROM oq.events WHERE type = 'session.started' AND session_id = $1",
+            &[&session_id],
+        )?;
+        match rows.first() {
+            None => Ok(None),
+            Some(r) => fold::session(get(r, 0)?, parse_event(&get::<String>(r, 1)?)?).map(Some),
+        }
+    }
+
+    fn sessions(&self, project_id: Option<&str>) -> Result<Vec<Session>, OqError> {
+        let sql = scoped(
+            "SELECT project_id, payload::text FROM oq.events WHERE type = 'session.started' {scope} ORDER BY seq",
+            "project_id",
+            project_id,
+            1,
+        );
+        let rows = match project_id {
+            Some(p) => self.rows(&sql, &[&p])?,
+            None => self.rows(&sql, &[])?,
+        };
+        rows.iter()
+            .map(|r| fold::session(get(r, 0)?, parse_event(&get::<String>(r, 1)?)?))
+            .collect()
+    }
+
+    fn question(&self, question_id: &str) -> Result<Option<Question>, OqError> {
+        let sql = format!(
+            "SELECT {QUESTION_COLUMNS} FROM oq.events d {SETTLEMENT_JOIN}
+             WHERE d.type = 'artifact.open_question' AND d.question_id = $1"
+        );
+        Ok(self.questions_of(&sql, &[&question_id])?.pop())
+    }
+
+    fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
+        let limit = q.limit as i64;
+        let after = q.after_seq;
+        let (items, total) = match (q.status, q.project_id) {
+            (StatusFilter::Open, Some(p)) => (
+                self.questions_of(
+                    &format!(
+                        "SELECT {QUESTION_COLUMNS} FROM oq.open_questions o JOIN oq.events d ON d.seq = o.declared_seq {SETTLEMENT_JOIN}
+                         WHERE o.project_id = $1 AND o.declared_seq > $2 ORDER BY o.declared_seq LIMIT $3"
+                    ),
+                    &[&p, &after, &limit],
+                )?,
+                self.count("SELECT count(*) FROM oq.open_questions WHERE project_id = $1", &[&p])?,
+            ),
+            (StatusFilter::Open, None) => (
+                self.questions_of(
+                    &format!(
+                        "SELECT {QUESTION_COLUMNS} FROM oq.open_questions o JOIN oq.events d ON d.seq = o.declared_seq {SETTLEMENT_JOIN}
+                         WHERE o.declared_seq > $1 ORDER BY o.declared_seq LIMIT $2"
+                    ),
+                    &[&after, &limit],
+                )?,
+                self.count("SELECT count(*) FROM oq.open_questions", &[])?,
+            ),
+            (status, project) => {
+                let answered = if status == StatusFilter::Answered {
+                    "AND st.type = 'open_question.answered'"
+                } else {
+                    ""
+                };
+                let sql = scoped(
+                    &format!(
+                        "SELECT {QUESTION_COLUMNS} FROM oq.events d {SETTLEMENT_JOIN}
+                         WHERE d.type = 'artifact.open_question' {{scope}}
+                           AND d.seq > $1 {answered} ORDER BY d.seq LIMIT $2"
+                    ),
+                    "d.project_id",
+                    project,
+                    3,
+                );
+                let counted = if status == StatusFilter::Answered {
+                    "SELECT count(*) FROM oq.events d JOIN oq.events a
+                       ON a.type = 'open_question.answered' AND a.question_id = d.question_id
+                     WHERE d.type = 'artifact.open_question' {scope}"
+                } else {
+                    "SELECT count(*) FROM oq.events d WHERE d.type = 'artifact.open_question' {scope}"
+                };
+                let count_sql = scoped(counted, "d.project_id", project, 1);
+                match project {
+                    Some(p) => (
+                        self.questions_of(&sql, &[&after, &limit, &p])?,
+                        self.count(&count_sql, &[&p])?,
+                    ),
+                    None => (
+                        self.questions_of(&sql, &[&after, &limit])?,
+                        self.count(&count_sql, &[])?,
+                    ),
+                }
+            }
+        };
+        Ok(QuestionPage { items, total })
+    }
+
+    fn open_count(&self, project_id: &str) -> Result<u64, OqError> {
+        self.count(
+            "SELECT count(*) FROM oq.open_questions WHERE project_id = $1",
+            &[&project_id],
+        )
+    }
+
+    fn story(&self, story_id: &str) -> Result<Option<Story>, OqError> {
+        Ok(fold::story(self.events_of("story_id", story_id)?))
+    }
+
+    fn stories(&self, project_id: Option<&str>) -> Result<Vec<Story>, OqError> {
+        let sql = scoped(
+            "SELECT story_id FROM oq.events WHERE type = 'story.created' {scope} ORDER BY seq",
+            "project_id",
+            project_id,
+            1,
+        );
+        let ids = match project_id {
+            Some(p) => self.strings(&sql, &[&p])?,
+            None => self.strings(&sql, &[])?,
+        };
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(self.story(&id)?);
+        }
+        Ok(out)
+    }
+
+    fn task(&self, task_id: &str) -> Result<Option<Task>, OqError> {
+        Ok(fold::task(self.events_of("task_id", task_id)?))
+    }
+
+    fn tasks_of_story(&self, story_id: &str) -> Result<Vec<Task>, OqError> {
+        let ids = self.strings(
+            "SELECT task_id FROM oq.events WHERE type = 'task.created' AND story_id = $1 ORDER BY seq",
+            &[&story_id],
+        )?;
+        let mut out = Vec::new();
+        for id in ids {
+            out.extend(self.task(&id)?);
+        }
+        Ok(out)
+    }
+
+    fn waiting_for(
+        &self,
+        project_id: Option<&str>,
+        person: &str,
+    ) -> Result<Vec<ParkedTask>, OqError> {
+        let sql = scoped(
+            "SELECT p.task_id, p.question_id, p.at FROM oq.events p
+               JOIN oq.open_questions o ON o.question_id = p.question_id
+               JOIN oq.events d ON d.type = 'artifact.open_question' AND d.question_id = p.question_id
+               JOIN oq.events s ON s.type = 'session.started' AND s.session_id = d.session_id
+              WHERE p.type = 'gate.rescue_parked'
+                AND s.payload ->> 'author' = $1 {scope}
+              ORDER BY p.seq",
+            "o.project_id",
+            project_id,
+            2,
+        );
+        let rows = match project_id {
+            Some(p) => self.rows(&sql, &[&person, &p])?,
+            None => self.rows(&sql, &[&person])?,
+        };
+        let mut out = Vec::new();
+        for r in &rows {
+            let (task_id, question_id, parked_at): (String, String, i64) =
+                (get(r, 0)?, get(r, 1)?, get(r, 2)?);
+            if let Some(task) = self.task(&task_id)? {
+                out.push(ParkedTask {
+                    task,
+                    question_id,
+                    parked_at,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn parked_on(&self, question_id: &str) -> Result<Vec<String>, OqError> {
+        self.strings(
+            "SELECT p.task_id FROM oq.events p
+              WHERE p.type = 'gate.rescue_parked' AND p.question_id = $1
+                AND NOT EXISTS (SELECT 1 FROM oq.events r WHERE r.type = 'gate.resumed'
+                                AND r.question_id = $1 AND r.task_id = p.task_id)
+              ORDER BY p.seq",
+            &[&question_id],
+        )
+    }
+
+    fn decisions_linked(&self, task_id: &str, story_id: &str) -> Result<Vec<Decisao>, OqError> {
+        let rows = self.rows(
+            "SELECT DISTINCT d.payload::text, a.payload::text, a.at, a.seq FROM oq.question_links l
+               JOIN oq.events a ON a.type = 'open_question.answered' AND a.question_id = l.question_id
+               JOIN oq.events d ON d.type = 'artifact.open_question' AND d.question_id = l.question_id
+              WHERE (l.kind = 'task' AND l.target = $1) OR (l.kind = 'story' AND l.target = $2)
+              ORDER BY a.seq DESC",
+            &[&task_id, &story_id],
+        )?;
+        let mut out = Vec::new();
+        for r in &rows {
+            let (declared, answered): (String, String) = (get(r, 0)?, get(r, 1)?);
+            out.extend(fold::decisao(
+                parse_event(&declared)?,
+                parse_event(&answered)?,
+                get(r, 2)?,
+                get(r, 3)?,
+            ));
+        }
+        Ok(out)
+    }
+
+    fn events_after(
+        &self,
+        project_id: Option<&str>,
+        seq: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, OqError> {
+        let limit = limit as i64;
+        let sql = scoped(
+            "SELECT seq, event_id, project_id, actor, at, payload::text FROM oq.events
+              WHERE seq > $1 {scope} ORDER BY seq LIMIT $2",
+            "project_id",
+            project_id,
+            3,
+        );
+        let rows = match project_id {
+            Some(p) => self.rows(&sql, &[&seq, &limit, &p])?,
+            None => self.rows(&sql, &[&seq, &limit])?,
+        };
+        rows.iter()
+            .map(|r| {
+                Ok(StoredEvent {
+                    seq: get(r, 0)?,
+                    event_id: get(r, 1)?,
+                    project_id: get(r, 2)?,
+                    actor: get(r, 3)?,
+                    at: get(r, 4)?,
+                    event: parse_event(&get::<String>(r, 5)?)?,
+                })
+            })
+            .collect()
+    }
+}

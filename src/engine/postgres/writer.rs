@@ -1,0 +1,299 @@
+//! Group commit on one writer thread per server: the decisions queued by then share one
+//! PostgreSQL transaction, one advisory lock turn and one WAL flush.
+//!
+//! Every batch is `BEGIN; pg_advisory_xact_lock(WRITE_LOCK); max(seq)` in one round trip,
+//! then each queued decision read-decide-appends in turn on the same connection (each
+//! sees the writes of those before it), then `pg_notify` and `COMMIT` in one more. The
+//! lock makes the writers of every server on the database decide one batch at a time, as
+//! SQLite's write lock does, so positions are handed out in commit order: a reader never
+//! sees position n+1 before n, which is what lets `Last-Event-ID` resume on any server
+//! without a gap. Callers are told only after COMMIT returned: "saved" means flushed.
+//!
+//! A refused decision writes nothing and spoils nothing. A database error inside the
+//! transaction (a unique index: a bug or tampering; a lost connection) ends the batch:
+//! every member is told nothing of it was saved — or, when the connection died during
+//! COMMIT, that its fate is unknown (a retry with the same idempotency key is safe).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+
+use postgres::SimpleQueryMessage;
+use postgres::types::ToSql;
+
+use super::conn::{Backoff, Conn, PgTarget, Slot, UNAVAILABLE};
+use super::schema::{CHANNEL, WRITE_LOCK};
+use super::view::PgView;
+use crate::domain::{OqError, StoredEvent};
+use crate::engine::ids;
+use crate::engine::store::{NewEvent, StoreView};
+
+/// A batch stops taking jobs at this size, so its first members are not kept waiting.
+const MAX_BATCH: usize = 256;
+/// Rows per INSERT statement (11 parameters each).
+const ROWS_PER_INSERT: usize = 64;
+
+/// The transaction a batch's decisions run in, and the next free position.
+pub struct Tx<'c> {
+    conn: &'c mut Conn,
+    next_seq: i64,
+}
+
+/// Tells a caller its outcome once the batch's end is known.
+type Deliver = Box<dyn FnOnce(Result<(), OqError>) + Send>;
+/// A queued write: decides and appends inside the batch (or, given the reason no
+/// transaction could begin, does not run).
+type Job = Box<dyn FnOnce(Result<&mut Tx<'_>, OqError>) -> Deliver + Send>;
+
+pub struct Writer {
+    jobs: Option<Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Writer {
+    pub fn start(target: PgTarget, backoff: Arc<Backoff>) -> Result<Writer, OqError> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("oq-pg-writer".into())
+            .spawn(move || run(&target, &backoff, &queue))
+            .map_err(|e| OqError::Internal(format!("cannot start the store writer: {e}")))?;
+        Ok(Writer {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues `decide`; `reply` gets the outcome after the batch committed (or failed).
+    pub fn submit<T: Send + 'static>(
+        &self,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+        reply: impl FnOnce(Result<(Vec<StoredEvent>, T), OqError>) + Send + 'static,
+    ) {
+        let job: Job = Box::new(move |tx| {
+            let outcome = match tx {
+                Err(e) => Err(e),
+                Ok(tx) => run_decision(tx, decide),
+            };
+            Box::new(move |batch: Result<(), OqError>| match outcome {
+                Err(e) => reply(Err(e)),
+                Ok(v) => reply(batch.map(|()| v)),
+            })
+        });
+        let sent = self.jobs.as_ref().map(|j| j.send(job));
+        if let Some(Err(mpsc::SendError(job))) = sent {
+            job(Err(writer_gone()))(Err(writer_gone()));
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+pub fn writer_gone() -> OqError {
+    OqError::Internal("the store's writer has stopped".into())
+}
+
+fn run_decision<T>(
+    tx: &mut Tx<'_>,
+    decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError>,
+) -> Result<(Vec<StoredEvent>, T), OqError> {
+    if let Some(e) = &tx.conn.failed {
+        return Err(e.clone());
+    }
+    let decided = catch_unwind(AssertUnwindSafe(|| decide(&PgView::new(tx.conn))))
+        .unwrap_or_else(|_| Err(OqError::Internal("a decision panicked".into())));
+    let (events, value) = decided?;
+    let stored = append(tx, events)?;
+    Ok((stored, value))
+}
+
+fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Job>) {
+    let mut slot = Slot::empty();
+    while let Ok(first) = queue.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let begun = slot
+            .get(target, backoff)
+            .and_then(|conn| begin(conn).map(|s| (conn, s)));
+        let (conn, next_seq) = match begun {
+            Ok(c) => c,
+            Err(e) => {
+                slot.reset();
+                for job in batch {
+                    job(Err(e.clone()))(Err(e.clone()));
+                }
+                continue;
+            }
+        };
+        let mut tx = Tx { conn, next_seq };
+        let deliveries: Vec<Deliver> = batch.into_iter().map(|job| job(Ok(&mut tx))).collect();
+        let appended = (tx.next_seq > next_seq).then_some(tx.next_seq - 1);
+        let outcome = match tx.conn.failed.take() {
+            Some(e) => {
+                let _ = tx.conn.batch("ROLLBACK");
+                Err(nothing_saved(e))
+            }
+            None => commit(tx.conn, appended),
+        };
+        if outcome.is_err() && tx.conn.is_closed() {
+            slot.reset();
+        }
+        for deliver in deliveries {
+            deliver(outcome.clone());
+        }
+    }
+}
+
+/// BEGIN, the write lock, and the newest position: one round trip.
+fn begin(conn: &mut Conn) -> Result<i64, OqError> {
+    conn.failed = None;
+    let messages = conn.simple(&format!(
+        "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK}); SELECT coalesce(max(seq), 0) FROM oq.events"
+    ))?;
+    let max = messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => r.get(0).and_then(|v| v.parse::<i64>().ok()),
+            _ => None,
+        })
+        .next_back()
+        .ok_or_else(|| OqError::Internal("store: no position read".into()))?;
+    Ok(max + 1)
+}
+
+/// Notifies the servers listening when something was appended (delivered only if the
+/// COMMIT lands) and commits, in one round trip.
+fn commit(conn: &mut Conn, appended: Option<i64>) -> Result<(), OqError> {
+    let sql = match appended {
+        Some(last) => format!("SELECT pg_notify('{CHANNEL}', '{last}'); COMMIT"),
+        None => "COMMIT".to_string(),
+    };
+    conn.batch(&sql)
+        .map_err(|e| match e {
+            OqError::Store { code, .. } if code == UNAVAILABLE => OqError::store(
+                UNAVAILABLE,
+                "the database connection was lost during COMMIT: whether this write was saved is unknown; a retry with the same Idempotency-Key is safe",
+            ),
+            other => nothing_saved(other),
+        })
+}
+
+fn nothing_saved(e: OqError) -> OqError {
+    match e {
+        OqError::Store { code, message } => OqError::Store {
+            code,
+            message: format!("{message}; nothing of this write was saved"),
+        },
+        other => other,
+    }
+}
+
+/// Appends `events` at `tx`'s next positions: all of them or (the transaction failing)
+/// none.
+fn append(tx: &mut Tx<'_>, events: Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError> {
+    let at = crate::engine::sqlite::now_ms();
+    let mut stored = Vec::with_capacity(events.len());
+    for e in events {
+        stored.push(StoredEvent {
+            seq: tx.next_seq + stored.len() as i64,
+            event_id: ids::event_id(),
+            project_id: e.project_id,
+            actor: e.actor,
+            at,
+            event: e.event,
+        });
+    }
+    insert_stored(tx.conn, &stored)?;
+    tx.next_seq += stored.len() as i64;
+    Ok(stored)
+}
+
+/// INSERTs events that already have their positions (an append, or a copy from another
+/// store keeping every position).
+pub fn insert_stored(conn: &mut Conn, stored: &[StoredEvent]) -> Result<(), OqError> {
+    for chunk in stored.chunks(ROWS_PER_INSERT) {
+        let payloads = chunk
+            .iter()
+            .map(|s| serde_json::to_string(&s.event).map_err(|e| OqError::Internal(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        insert_rows(conn, chunk, &payloads)?;
+    }
+    Ok(())
+}
+
+/// One INSERT for `rows` with their payload texts.
+pub fn insert_rows(
+    conn: &mut Conn,
+    rows: &[StoredEvent],
+    payloads: &[String],
+) -> Result<(), OqError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let tuples: Vec<String> = (0..rows.len())
+        .map(|i| {
+            let b = i * 11;
+            format!(
+                "(${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, (${}::text)::json)",
+                b + 1,
+                b + 2,
+                b + 3,
+                b + 4,
+                b + 5,
+                b + 6,
+                b + 7,
+                b + 8,
+                b + 9,
+                b + 10,
+                b + 11
+            )
+        })
+        .collect();
+    let sql = format!(
+        "INSERT INTO oq.events (seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload) VALUES {}",
+        tuples.join(", ")
+    );
+    let kinds: Vec<&str> = rows.iter().map(|s| s.event.type_name()).collect();
+    let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * 11);
+    let columns: Vec<_> = rows
+        .iter()
+        .map(|s| {
+            (
+                s.event.session_id(),
+                s.event.question_id(),
+                s.event.task_id(),
+                s.event.story_id(),
+            )
+        })
+        .collect();
+    for (((s, kind), (session, question, task, story)), payload) in
+        rows.iter().zip(&kinds).zip(&columns).zip(payloads)
+    {
+        params.extend_from_slice(&[
+            &s.seq as &(dyn ToSql + Sync),
+            &s.event_id,
+            kind,
+            &s.project_id,
+            session,
+            question,
+            task,
+            story,
+            &s.actor,
+            &s.at,
+            payload,
+        ]);
+    }
+    conn.query(&sql, &params).map(|_| ())
+}

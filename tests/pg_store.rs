@@ -1,0 +1,260 @@
+//! The PostgreSQL store on a real PostgreSQL: the engine's flows, the database's own
+//! refusals (append-only by trigger AND by privilege, derived tables, one settlement),
+//! migrations and a database newer than this binary, concurrent writers on one database.
+#![allow(clippy::unwrap_used)]
+
+mod common_pg;
+
+use std::sync::{Arc, Barrier};
+
+use oq::domain::{Actor, Afeta, AnswerInput, DeclareInput, OqError, Role, SessionKind};
+use oq::engine::postgres::{self, PgStore, PgTarget, SchemaState, schema};
+use oq::engine::{Engine, EngineConfig, StatusFilter};
+
+fn engine(db: &common_pg::PgDb) -> Engine<PgStore> {
+    Engine::new(
+        PgStore::open(&db.app_target()).expect("open"),
+        EngineConfig::default(),
+    )
+}
+
+fn ask(e: &Engine<PgStore>, session: &str, pergunta: &str, afeta: Afeta) -> String {
+    let input = DeclareInput {
+        pergunta: pergunta.into(),
+        sugestao: Some("the suggestion".into()),
+        afeta,
+        session_id: session.into(),
+    };
+    e.declare(&Actor::agent(Role::Criativo), "p", &input)
+        .unwrap()
+        .question_id
+}
+
+fn reply(text: &str) -> AnswerInput {
+    AnswerInput {
+        resposta: Some(text.into()),
+        ..Default::default()
+    }
+}
+
+fn setup(test: &str) -> Option<(common_pg::PgDb, Engine<PgStore>)> {
+    if !common_pg::or_skip(test) {
+        return None;
+    }
+    let db = common_pg::shared().database();
+    let e = engine(&db);
+    e.start_session(
+        &Actor::person("alice"),
+        "p",
+        SessionKind::Conversation,
+        Some("s-alice"),
+    )
+    .unwrap();
+    Some((db, e))
+}
+
+#[test]
+fn declare_list_answer_and_the_log_on_postgres() {
+    let Some((_db, e)) = setup("declare_list_answer_and_the_log_on_postgres") else {
+        return;
+    };
+    let afeta = Afeta {
+        regras: vec!["RN-1".into()],
+        historias: vec!["S-1".into()],
+        tarefas: vec![],
+    };
+    let q = ask(&e, "s-alice", "Which flow?", afeta);
+    let open = e.list(Some("p"), StatusFilter::Open, None, 50).unwrap();
+    assert_eq!((open.items.len(), open.total), (1, 1));
+    let answered = e
+        .answer(&Actor::person("alice"), Some("p"), &q, &reply("One page"))
+        .unwrap();
+    assert_eq!(answered.answer.as_ref().unwrap().resposta, "One page");
+    let open = e.list(Some("p"), StatusFilter::Open, None, 50).unwrap();
+    assert_eq!(open.total, 0);
+    let all = e.list(Some("p"), StatusFilter::Answered, None, 50).unwrap();
+    assert_eq!(all.total, 1);
+    // A second answer is the ADR's refusal.
+    let again = e.answer(&Actor::person("alice"), Some("p"), &q, &reply("Two pages"));
+    assert!(
+        matches!(again, Err(OqError::AlreadyAnswered { .. })),
+        "{again:?}"
+    );
+    // Positions are 1..n without a hole, in order.
+    let events = e.events_after(None, 0, 100).unwrap();
+    let seqs: Vec<i64> = events.iter().map(|s| s.seq).collect();
+    assert_eq!(seqs, (1..=events.len() as i64).collect::<Vec<_>>());
+    assert_eq!(e.revision().unwrap(), events.len() as i64);
+}
+
+#[test]
+fn the_serving_role_cannot_alter_history_and_triggers_refuse_the_owner() {
+    let Some((db, e)) =
+        setup("the_serving_role_cannot_alter_history_and_triggers_refuse_the_owner")
+    else {
+        return;
+    };
+    let q = ask(&e, "s-alice", "Which flow?", Afeta::default());
+    let mut app = db.client(&db.app);
+    for sql in [
+        "UPDATE oq.events SET actor = 'mallory'",
+        "DELETE FROM oq.events",
+        "TRUNCATE oq.events",
+        "INSERT INTO oq.open_questions VALUES ('fake', 'p', 999)",
+        "DELETE FROM oq.open_questions",
+        "ALTER TABLE oq.events DISABLE TRIGGER ALL",
+        "DROP TRIGGER events_refuse_change ON oq.events",
+    ] {
+        let err = app.batch_execute(sql).expect_err(sql);
+        let code = err.code().map(|c| c.code().to_string()).unwrap_or_default();
+        assert!(code == "42501", "{sql}: {err} ({code})");
+    }
+    // The owner is refused by the triggers.
+    let mut owner = db.client(&db.owner);
+    for sql in [
+        "UPDATE oq.events SET actor = 'mallory'",
+        "DELETE FROM oq.events",
+        "TRUNCATE oq.events",
+        "INSERT INTO oq.open_questions VALUES ('fake', 'p', 999)",
+        "UPDATE oq.open_questions SET project_id = 'x'",
+    ] {
+        let err = owner.batch_execute(sql).expect_err(sql);
+        let code = err.code().map(|c| c.code().to_string()).unwrap_or_default();
+        assert!(code.starts_with("OQ"), "{sql}: {err} ({code})");
+    }
+    let delete_open = format!("DELETE FROM oq.open_questions WHERE question_id = '{q}'");
+    assert!(
+        owner.batch_execute(&delete_open).is_err(),
+        "a still-open question stays"
+    );
+    // One settlement per question even for a hand-written insert.
+    e.answer(&Actor::person("alice"), Some("p"), &q, &reply("yes"))
+        .unwrap();
+    let dup = format!(
+        "INSERT INTO oq.events (seq, event_id, type, project_id, question_id, actor, at, payload)
+         VALUES (1000, 'ev-dup', 'open_question.closed', 'p', '{q}', 'x', 0, '{{}}')"
+    );
+    let err = app.batch_execute(&dup).expect_err("second settlement");
+    assert_eq!(err.code().unwrap().code(), "23505", "{err}");
+    // Nothing changed.
+    assert_eq!(
+        e.question(Some("p"), &q).unwrap().answer.unwrap().resposta,
+        "yes"
+    );
+}
+
+#[test]
+fn a_role_that_could_alter_history_is_refused_and_so_is_an_unmigrated_database() {
+    let Some((db, _e)) =
+        setup("a_role_that_could_alter_history_is_refused_and_so_is_an_unmigrated_database")
+    else {
+        return;
+    };
+    let err = PgStore::open(&db.owner_target()).err().unwrap();
+    assert_eq!(err.code(), "store_role_can_alter_history", "{err}");
+    let fresh = common_pg::shared().database();
+    let mut owner = fresh.client(&fresh.owner);
+    owner.batch_execute("DROP SCHEMA oq CASCADE").unwrap();
+    let err = PgStore::open(&fresh.app_target()).err().unwrap();
+    assert_eq!(err.code(), "store_not_initialised", "{err}");
+    // A schema named oq that is not ours is refused untouched.
+    owner
+        .batch_execute("CREATE SCHEMA oq; CREATE TABLE oq.mine (x int)")
+        .unwrap();
+    let err = postgres::migrate(&fresh.owner_target(), Some(&fresh.app))
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "not_an_oq_store", "{err}");
+    let left: i64 = owner
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'oq'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 1);
+}
+
+#[test]
+fn a_database_newer_than_this_binary_is_refused_untouched() {
+    let Some((db, _e)) = setup("a_database_newer_than_this_binary_is_refused_untouched") else {
+        return;
+    };
+    let mut admin = common_pg::shared().admin().unwrap();
+    drop(admin.batch_execute("SELECT 1"));
+    let mut owner = db.client(&db.owner);
+    let newer = schema::LATEST_VERSION + 1;
+    owner
+        .batch_execute(&format!("UPDATE oq.meta SET version = {newer}"))
+        .unwrap();
+    let before: i64 = owner
+        .query_one("SELECT count(*) FROM oq.events", &[])
+        .unwrap()
+        .get(0);
+    let err = PgStore::open(&db.app_target()).err().unwrap();
+    assert_eq!(err.code(), "store_too_new", "{err}");
+    let err = postgres::migrate(&db.owner_target(), Some(&db.app))
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "store_too_new", "{err}");
+    let (after, version): (i64, i32) = {
+        let r = owner
+            .query_one(
+                "SELECT (SELECT count(*) FROM oq.events), (SELECT version FROM oq.meta)",
+                &[],
+            )
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!((after, version), (before, newer));
+    // Migrating an up-to-date database again changes nothing and says where it was.
+    owner
+        .batch_execute(&format!(
+            "UPDATE oq.meta SET version = {}",
+            schema::LATEST_VERSION
+        ))
+        .unwrap();
+    let found = postgres::migrate(&db.owner_target(), Some(&db.app)).unwrap();
+    assert_eq!(found, SchemaState::At(schema::LATEST_VERSION));
+}
+
+#[test]
+fn the_url_never_carries_the_password() {
+    let err = PgTarget::parse("postgres://oq:secret@db/oq", None).unwrap_err();
+    assert!(err.contains("password"), "{err}");
+    assert!(!err.contains("secret"), "{err}");
+    let t = PgTarget::parse("postgres://oq@db:5433/team", Some("s3cret".into())).unwrap();
+    assert_eq!(t.shown(), "postgres://oq@db:5433/team");
+    assert!(!format!("{t:?}").contains("s3cret"));
+}
+
+#[test]
+fn threads_of_two_stores_racing_to_answer_one_question() {
+    let Some((db, e)) = setup("threads_of_two_stores_racing_to_answer_one_question") else {
+        return;
+    };
+    let q = ask(&e, "s-alice", "Race?", Afeta::default());
+    let engines = Arc::new([e, engine(&db)]);
+    let barrier = Arc::new(Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let (engines, barrier, q) = (engines.clone(), barrier.clone(), q.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                engines[i % 2].answer(
+                    &Actor::person("alice"),
+                    Some("p"),
+                    &q,
+                    &reply(&format!("answer {i}")),
+                )
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let won = results.iter().filter(|r| r.is_ok()).count();
+    let refused = results
+        .iter()
+        .filter(|r| matches!(r, Err(OqError::AlreadyAnswered { .. })))
+        .count();
+    assert_eq!((won, refused), (1, 7), "{results:?}");
+}
