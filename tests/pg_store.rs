@@ -131,8 +131,8 @@ fn the_serving_role_cannot_alter_history_and_triggers_refuse_the_owner() {
     e.answer(&Actor::person("alice"), Some("p"), &q, &reply("yes"))
         .unwrap();
     let dup = format!(
-        "INSERT INTO oq.events (seq, event_id, type, project_id, question_id, actor, at, payload)
-         VALUES (1000, 'ev-dup', 'open_question.closed', 'p', '{q}', 'x', 0, '{{}}')"
+        "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, question_id, actor, at, payload)
+         VALUES (1000, 1000, 'ev-dup', 'open_question.closed', 'p', '{q}', 'x', 0, '{{}}')"
     );
     let err = app.batch_execute(&dup).expect_err("second settlement");
     assert_eq!(err.code().unwrap().code(), "23505", "{err}");

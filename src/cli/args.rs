@@ -88,6 +88,10 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print a new bearer token and the sha256 to put in `oq serve`'s configuration.
     Token,
+    /// The team store: set up a PostgreSQL database (`migrate`), copy a store between
+    /// SQLite and PostgreSQL (`copy`).
+    #[command(subcommand)]
+    Store(super::store::StoreCommand),
     /// Answers waiting for a remote source (kept while it was unreachable), with their
     /// state; `--deliver` sends the pending ones now.
     Outbox(OutboxArgs),

@@ -7,6 +7,7 @@ mod context;
 mod outbox;
 pub mod render;
 mod run;
+pub mod store;
 mod work;
 
 pub use args::Cli;

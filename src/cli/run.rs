@@ -38,6 +38,7 @@ pub fn run(cli: Cli) -> i32 {
     let command = match command {
         Command::Serve(s) => return crate::server::main(&s.config),
         Command::Token => return crate::server::token_main(json),
+        Command::Store(s) => return super::store::run(s, json),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -158,7 +159,7 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
         Command::Task(t) => work::task(ctx, t).await,
         Command::Demo(d) => work::demo(ctx, d).await,
         Command::Outbox(o) => super::outbox::run(ctx, o).await,
-        Command::Serve(_) | Command::Token => Err(OqError::Internal(
+        Command::Serve(_) | Command::Token | Command::Store(_) => Err(OqError::Internal(
             "serve and token run before the local context".into(),
         )),
     }

@@ -149,7 +149,10 @@ impl OqError {
             // failed or damaged is the service unavailable, not a bug.
             OqError::Store { code, .. } => match code {
                 ErrorCode::DiskFull => 507,
-                ErrorCode::StoreBusy | ErrorCode::StoreFailed | ErrorCode::StoreDamaged => 503,
+                ErrorCode::StoreBusy
+                | ErrorCode::StoreFailed
+                | ErrorCode::StoreDamaged
+                | ErrorCode::StoreUnavailable => 503,
                 _ => 500,
             },
             OqError::Internal(_) => 500,

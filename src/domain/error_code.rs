@@ -76,6 +76,8 @@ error_codes! {
     InvalidLastEventId => "invalid_last_event_id",
     InvalidLimit => "invalid_limit",
     InvalidQuery => "invalid_query",
+    /// `oq store migrate --grant ROLE` naming the owner itself.
+    InvalidRole => "invalid_role",
     /// A setting's value is not of its type (the auto-delegate toggle is a boolean).
     InvalidSetting => "invalid_setting",
     InvalidState => "invalid_state",
@@ -125,6 +127,10 @@ error_codes! {
     SessionRequired => "session_required",
     /// Another process held the store's write lock past the busy timeout (503, retry).
     StoreBusy => "store_busy",
+    /// `oq store copy`: the copy did not compare equal to its source.
+    StoreCopyMismatch => "store_copy_mismatch",
+    /// `oq store copy` into a store that already holds events.
+    StoreNotEmpty => "store_not_empty",
     /// `oq store check` found damage, or SQLite did: writes are refused, reads go on.
     StoreDamaged => "store_damaged",
     /// A write or flush failed with an I/O error: the process refuses the store until
@@ -134,7 +140,15 @@ error_codes! {
     StoreFileEmpty => "store_file_empty",
     /// The store's file is missing but its `-wal` or `-shm` is there.
     StoreFileMissing => "store_file_missing",
+    /// A PostgreSQL database with no oq schema yet (`oq store migrate` makes it).
+    StoreNotInitialised => "store_not_initialised",
+    /// A PostgreSQL store older than this binary: `oq store migrate` brings it forward.
+    StoreOutdated => "store_outdated",
+    /// The role `oq serve` connects as could change or remove events: refused.
+    StoreRoleCanAlterHistory => "store_role_can_alter_history",
     StoreTooNew => "store_too_new",
+    /// The database cannot be reached right now: HTTP 503, retry (with the same key).
+    StoreUnavailable => "store_unavailable",
     StoreUnusable => "store_unusable",
     SugestaoInexistente => "sugestao_inexistente",
     TarefaEmAndamento => "tarefa_em_andamento",

@@ -6,6 +6,7 @@
 //! who the caller is was settled by the door (membership is the server's check).
 
 pub mod any;
+pub mod copy;
 pub mod fold;
 pub mod ids;
 mod operations;

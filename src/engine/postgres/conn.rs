@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
-use crate::domain::OqError;
+use crate::domain::{ErrorCode, OqError};
 
 /// How long a connection attempt may take before the database counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -22,7 +22,8 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// line ever holds it.
 #[derive(Clone)]
 pub struct PgTarget {
-    config: postgres::Config,
+    /// Shared: a target is cloned into every thread that connects.
+    config: std::sync::Arc<postgres::Config>,
     /// `user@host:port/dbname`: what messages and logs name.
     shown: String,
 }
@@ -81,7 +82,10 @@ impl PgTarget {
                 .or(config.get_user())
                 .unwrap_or_default()
         );
-        Ok(PgTarget { config, shown })
+        Ok(PgTarget {
+            config: std::sync::Arc::new(config),
+            shown,
+        })
     }
 
     /// The URL without any secret, for messages and logs.
@@ -184,7 +188,7 @@ impl Conn {
 
 /// The code for "the database cannot be used right now": HTTP 503, writes refused, the
 /// caller may retry (with its idempotency key).
-pub const UNAVAILABLE: &str = "store_unavailable";
+pub const UNAVAILABLE: ErrorCode = ErrorCode::StoreUnavailable;
 
 fn unavailable(target: &PgTarget, e: &postgres::Error) -> OqError {
     OqError::store(
@@ -200,7 +204,7 @@ pub fn to_domain(e: &postgres::Error) -> OqError {
         let code = db.code().code();
         if code == "23505" && db.table() == Some("events") {
             return OqError::conflict(
-                "duplicate_event",
+                ErrorCode::DuplicateEvent,
                 "another writer recorded this question event first",
             );
         }

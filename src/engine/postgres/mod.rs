@@ -20,6 +20,7 @@
 
 mod conn;
 mod listen;
+pub mod raw;
 pub mod schema;
 mod view;
 mod writer;
@@ -27,7 +28,7 @@ mod writer;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::domain::{OqError, StoredEvent};
+use crate::domain::{ErrorCode, OqError, StoredEvent};
 use crate::engine::store::{NewEvent, Store, StoreView};
 
 use conn::{Backoff, Slot};
@@ -95,7 +96,7 @@ impl PgStore {
 /// connection on a small runtime of its own, which tokio forbids inside an async task; on
 /// a worker of a multi-threaded runtime (a caller that did not move to the blocking pool)
 /// the work is moved out of the runtime's way first.
-fn blocking<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn blocking<T>(f: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(f)
@@ -188,14 +189,14 @@ impl SchemaState {
             SchemaState::At(v) if v == schema::LATEST_VERSION => Ok(()),
             SchemaState::At(v) if v > schema::LATEST_VERSION => Err(too_new(db, v)),
             SchemaState::At(v) => Err(OqError::store(
-                "store_outdated",
+                ErrorCode::StoreOutdated,
                 format!(
                     "{db} holds an oq store at schema version {v}; this oq needs {}: run `oq store migrate --to {db} --grant <role>` as its owner",
                     schema::LATEST_VERSION
                 ),
             )),
             SchemaState::Empty => Err(OqError::store(
-                "store_not_initialised",
+                ErrorCode::StoreNotInitialised,
                 format!(
                     "{db} holds no oq store yet: run `oq store migrate --to {db} --grant <role>` as the database's owner"
                 ),
@@ -207,7 +208,7 @@ impl SchemaState {
 
 fn too_new(db: &str, v: i32) -> OqError {
     OqError::store(
-        "store_too_new",
+        ErrorCode::StoreTooNew,
         format!(
             "{db} has schema version {v}, newer than this oq understands ({}); upgrade oq — the database was not touched",
             schema::LATEST_VERSION
@@ -217,7 +218,7 @@ fn too_new(db: &str, v: i32) -> OqError {
 
 fn foreign(db: &str) -> OqError {
     OqError::store(
-        "not_an_oq_store",
+        ErrorCode::NotAnOqStore,
         format!("{db} has a schema \"oq\" that is not an oq store's; refusing to touch it"),
     )
 }
@@ -242,7 +243,7 @@ pub fn schema_state(conn: &mut Conn, target: &PgTarget) -> Result<SchemaState, O
         .query("SELECT application, version FROM oq.meta", &[])
         .map_err(|e| match e {
             OqError::Internal(m) => OqError::store(
-                "store_unusable",
+                ErrorCode::StoreUnusable,
                 format!("{} cannot be read: {m}", target.shown()),
             ),
             other => other,
@@ -289,7 +290,7 @@ fn check_role(conn: &mut Conn, target: &PgTarget) -> Result<(), OqError> {
         return Ok(());
     };
     Err(OqError::store(
-        "store_role_can_alter_history",
+        ErrorCode::StoreRoleCanAlterHistory,
         format!(
             "the role {} {why}: serve with a role that cannot alter history — the one `oq store migrate --grant <role>` set up",
             target.user()
@@ -310,7 +311,7 @@ fn migrate_here(target: &PgTarget, grant: Option<&str>) -> Result<SchemaState, O
         && role == target.user()
     {
         return Err(OqError::invalid(
-            "invalid_role",
+            ErrorCode::InvalidRole,
             format!(
                 "--grant {role}: that is the role migrating (the owner); grant a role of its own that serves"
             ),

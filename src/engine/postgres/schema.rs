@@ -41,6 +41,7 @@ CREATE TABLE oq.meta (
 
 CREATE TABLE oq.events (
     seq         bigint PRIMARY KEY CHECK (seq > 0),
+    project_seq bigint NOT NULL CHECK (project_seq > 0),
     event_id    text NOT NULL,
     type        text NOT NULL,
     project_id  text NOT NULL,
@@ -75,7 +76,7 @@ CREATE UNIQUE INDEX events_one_task ON oq.events(task_id) WHERE type = 'task.cre
 CREATE INDEX events_by_question ON oq.events(question_id) WHERE question_id IS NOT NULL;
 CREATE INDEX events_by_task ON oq.events(task_id) WHERE task_id IS NOT NULL;
 CREATE INDEX events_by_story ON oq.events(story_id) WHERE story_id IS NOT NULL;
-CREATE INDEX events_by_project_seq ON oq.events(project_id, seq);
+CREATE UNIQUE INDEX events_project_seq ON oq.events(project_id, project_seq);
 CREATE INDEX events_declared ON oq.events(seq) WHERE type = 'artifact.open_question';
 CREATE INDEX events_declared_by_project ON oq.events(project_id, seq) WHERE type = 'artifact.open_question';
 CREATE INDEX events_parked ON oq.events(seq) WHERE type = 'gate.rescue_parked';
@@ -147,8 +148,12 @@ CREATE FUNCTION oq.derive() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = oq, pg_catalog AS $$
 BEGIN
     IF NEW.type = 'artifact.open_question' THEN
+        -- Not when the settlement is already in (a copy inserts both in one statement,
+        -- and AFTER triggers run when the statement's rows are all in).
         INSERT INTO oq.open_questions (question_id, project_id, declared_seq)
-        VALUES (NEW.question_id, NEW.project_id, NEW.seq);
+        SELECT NEW.question_id, NEW.project_id, NEW.seq
+         WHERE NOT EXISTS (SELECT 1 FROM oq.events WHERE question_id = NEW.question_id
+                            AND type IN ('open_question.answered', 'open_question.closed'));
         INSERT INTO oq.question_links (kind, target, question_id)
         SELECT 'rule', t, NEW.question_id FROM oq.texts(NEW.payload -> 'afeta' -> 'regras') t
         UNION SELECT 'story', t, NEW.question_id FROM oq.texts(NEW.payload -> 'afeta' -> 'historias') t

@@ -122,7 +122,7 @@ impl StoreView for PgView<'_> {
 
     fn project_revision(&self, project_id: &str) -> Result<i64, OqError> {
         self.one_i64(
-            "SELECT coalesce(max(seq), 0) FROM oq.events WHERE project_id = $1",
+            "SELECT coalesce(max(project_seq), 0) FROM oq.events WHERE project_id = $1",
             &[&project_id],
         )
     }
@@ -349,30 +349,33 @@ impl StoreView for PgView<'_> {
     fn events_after(
         &self,
         project_id: Option<&str>,
-        seq: i64,
+        after: i64,
         limit: usize,
     ) -> Result<Vec<StoredEvent>, OqError> {
         let limit = limit as i64;
-        let sql = scoped(
-            "SELECT seq, event_id, project_id, actor, at, payload::text FROM oq.events
-              WHERE seq > $1 {scope} ORDER BY seq LIMIT $2",
-            "project_id",
-            project_id,
-            3,
-        );
+        // One project is walked in its own numbering, the whole log in the log's.
         let rows = match project_id {
-            Some(p) => self.rows(&sql, &[&seq, &limit, &p])?,
-            None => self.rows(&sql, &[&seq, &limit])?,
+            Some(p) => self.rows(
+                "SELECT seq, project_seq, event_id, project_id, actor, at, payload::text FROM oq.events
+                  WHERE project_id = $3 AND project_seq > $1 ORDER BY project_seq LIMIT $2",
+                &[&after, &limit, &p],
+            )?,
+            None => self.rows(
+                "SELECT seq, project_seq, event_id, project_id, actor, at, payload::text FROM oq.events
+                  WHERE seq > $1 ORDER BY seq LIMIT $2",
+                &[&after, &limit],
+            )?,
         };
         rows.iter()
             .map(|r| {
                 Ok(StoredEvent {
                     seq: get(r, 0)?,
-                    event_id: get(r, 1)?,
-                    project_id: get(r, 2)?,
-                    actor: get(r, 3)?,
-                    at: get(r, 4)?,
-                    event: parse_event(&get::<String>(r, 5)?)?,
+                    project_seq: get(r, 1)?,
+                    event_id: get(r, 2)?,
+                    project_id: get(r, 3)?,
+                    actor: get(r, 4)?,
+                    at: get(r, 5)?,
+                    event: parse_event(&get::<String>(r, 6)?)?,
                 })
             })
             .collect()

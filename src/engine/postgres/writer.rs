@@ -31,13 +31,34 @@ use crate::engine::store::{NewEvent, StoreView};
 
 /// A batch stops taking jobs at this size, so its first members are not kept waiting.
 const MAX_BATCH: usize = 256;
-/// Rows per INSERT statement (11 parameters each).
+/// Rows per INSERT statement ([`COLUMNS`] parameters each).
 const ROWS_PER_INSERT: usize = 64;
+const COLUMNS: usize = 12;
 
-/// The transaction a batch's decisions run in, and the next free position.
+/// The transaction a batch's decisions run in, the next free position, and each
+/// project's newest `project_seq` as far as this batch numbered it.
 pub struct Tx<'c> {
     conn: &'c mut Conn,
     next_seq: i64,
+    project_seqs: Vec<(String, i64)>,
+}
+
+impl Tx<'_> {
+    /// The next position within `project`: its newest plus one, read once per batch
+    /// (under the write lock no other writer numbers it meanwhile).
+    fn next_project_seq(&mut self, project: &str) -> Result<i64, OqError> {
+        if let Some((_, n)) = self.project_seqs.iter_mut().find(|(p, _)| p == project) {
+            *n += 1;
+            return Ok(*n);
+        }
+        let rows = self.conn.query(
+            "SELECT coalesce(max(project_seq), 0) FROM oq.events WHERE project_id = $1",
+            &[&project],
+        )?;
+        let newest: i64 = rows.first().map(|r| r.get(0)).unwrap_or(0);
+        self.project_seqs.push((project.to_string(), newest + 1));
+        Ok(newest + 1)
+    }
 }
 
 /// Tells a caller its outcome once the batch's end is known.
@@ -137,7 +158,11 @@ fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Job>) {
                 continue;
             }
         };
-        let mut tx = Tx { conn, next_seq };
+        let mut tx = Tx {
+            conn,
+            next_seq,
+            project_seqs: Vec::new(),
+        };
         let deliveries: Vec<Deliver> = batch.into_iter().map(|job| job(Ok(&mut tx))).collect();
         let appended = (tx.next_seq > next_seq).then_some(tx.next_seq - 1);
         let outcome = match tx.conn.failed.take() {
@@ -206,8 +231,10 @@ fn append(tx: &mut Tx<'_>, events: Vec<NewEvent>) -> Result<Vec<StoredEvent>, Oq
     let at = crate::engine::sqlite::now_ms();
     let mut stored = Vec::with_capacity(events.len());
     for e in events {
+        let project_seq = tx.next_project_seq(&e.project_id)?;
         stored.push(StoredEvent {
             seq: tx.next_seq + stored.len() as i64,
+            project_seq,
             event_id: ids::event_id(),
             project_id: e.project_id,
             actor: e.actor,
@@ -244,29 +271,17 @@ pub fn insert_rows(
     }
     let tuples: Vec<String> = (0..rows.len())
         .map(|i| {
-            let b = i * 11;
-            format!(
-                "(${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, (${}::text)::json)",
-                b + 1,
-                b + 2,
-                b + 3,
-                b + 4,
-                b + 5,
-                b + 6,
-                b + 7,
-                b + 8,
-                b + 9,
-                b + 10,
-                b + 11
-            )
+            let b = i * COLUMNS;
+            let params: Vec<String> = (b + 1..b + COLUMNS).map(|n| format!("${n}")).collect();
+            format!("({}, (${}::text)::json)", params.join(", "), b + COLUMNS)
         })
         .collect();
     let sql = format!(
-        "INSERT INTO oq.events (seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload) VALUES {}",
+        "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload) VALUES {}",
         tuples.join(", ")
     );
     let kinds: Vec<&str> = rows.iter().map(|s| s.event.type_name()).collect();
-    let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * 11);
+    let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * COLUMNS);
     let columns: Vec<_> = rows
         .iter()
         .map(|s| {
@@ -283,6 +298,7 @@ pub fn insert_rows(
     {
         params.extend_from_slice(&[
             &s.seq as &(dyn ToSql + Sync),
+            &s.project_seq,
             &s.event_id,
             kind,
             &s.project_id,

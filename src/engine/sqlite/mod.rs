@@ -19,6 +19,7 @@ mod fault;
 mod flush;
 mod health;
 mod open;
+pub mod raw;
 mod schema;
 mod vfs;
 mod view;

@@ -1,0 +1,144 @@
+//! `oq store …` for the team store: `migrate` sets up (or brings forward) a PostgreSQL
+//! database and grants the serving role; `copy` moves a whole log between a SQLite data
+//! dir and PostgreSQL, either way, verified event by event.
+//!
+//! A PostgreSQL password never goes on the command line or in the URL: it comes from
+//! `OQ_STORE_PASSWORD` or `--password-file`.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use crate::domain::error::exit;
+use crate::domain::{ErrorCode, OqError};
+use crate::engine::copy::{self, Endpoint};
+use crate::engine::postgres::{self, PgTarget, SchemaState, is_postgres_url, read_password};
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Create or bring forward the oq schema in a PostgreSQL database (as its owner), and
+    /// grant the role `oq serve` uses reading and appending only.
+    Migrate(MigrateArgs),
+    /// Copy a whole store — every event with its positions — into an empty one, then
+    /// verify it event by event: a SQLite data dir into PostgreSQL, or back.
+    Copy(CopyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The database, as its owner: postgres://OWNER@HOST:PORT/DB (no password in it).
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// The role `oq serve` connects as: granted SELECT and INSERT on the log, nothing that
+    /// could alter it.
+    #[arg(long, value_name = "ROLE")]
+    pub grant: Option<String>,
+    #[command(flatten)]
+    pub password: PasswordArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// Where from: a SQLite data dir, or postgres://USER@HOST:PORT/DB.
+    #[arg(long, value_name = "DIR|URL")]
+    pub from: String,
+    /// Where to (an empty store): a data dir, or postgres://USER@HOST:PORT/DB (migrated,
+    /// with the serving role).
+    #[arg(long, value_name = "DIR|URL")]
+    pub to: String,
+    #[command(flatten)]
+    pub password: PasswordArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PasswordArgs {
+    /// A file holding the PostgreSQL password (else `OQ_STORE_PASSWORD`, else none).
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+}
+
+impl PasswordArgs {
+    fn target(&self, url: &str) -> Result<PgTarget, OqError> {
+        let env = std::env::var_os("OQ_STORE_PASSWORD")
+            .is_some()
+            .then_some("OQ_STORE_PASSWORD");
+        let password = match (&self.password_file, env) {
+            (Some(file), _) => read_password(None, Some(file)),
+            (None, env) => read_password(env, None),
+        }
+        .map_err(|m| OqError::invalid(ErrorCode::InvalidConfig, m))?;
+        PgTarget::parse(url, password).map_err(|m| OqError::invalid(ErrorCode::InvalidConfig, m))
+    }
+
+    fn endpoint(&self, s: &str) -> Result<Endpoint, OqError> {
+        if is_postgres_url(s) {
+            self.target(s).map(Endpoint::Postgres)
+        } else {
+            Ok(Endpoint::Sqlite(Path::new(s).to_path_buf()))
+        }
+    }
+}
+
+/// Runs `oq store …`; returns the exit code.
+pub fn run(command: StoreCommand, json: bool) -> i32 {
+    let outcome = match command {
+        StoreCommand::Migrate(m) => migrate(&m, json),
+        StoreCommand::Copy(c) => copy_store(&c, json),
+    };
+    match outcome {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            super::context::report_error(json, &e);
+            e.exit_code()
+        }
+    }
+}
+
+fn migrate(m: &MigrateArgs, json: bool) -> Result<(), OqError> {
+    let target = m.password.target(&m.to)?;
+    let found = postgres::migrate(&target, m.grant.as_deref())?;
+    let from = match found {
+        SchemaState::At(v) => v,
+        _ => 0,
+    };
+    let to = postgres::schema::LATEST_VERSION;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "store": target.shown(), "fromVersion": from, "version": to, "granted": m.grant })
+        );
+    } else {
+        match from {
+            0 => println!(
+                "{}: oq store created at schema version {to}",
+                target.shown()
+            ),
+            v if v == to => println!("{}: already at schema version {to}", target.shown()),
+            v => println!("{}: schema version {v} → {to}", target.shown()),
+        }
+        if let Some(role) = &m.grant {
+            println!("granted {role} reading and appending (no UPDATE, DELETE or TRUNCATE)");
+        }
+    }
+    Ok(())
+}
+
+fn copy_store(c: &CopyArgs, json: bool) -> Result<(), OqError> {
+    let (from, to) = (c.password.endpoint(&c.from)?, c.password.endpoint(&c.to)?);
+    let done = copy::copy(&from, &to)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "from": from.describe(), "to": to.describe(), "events": done.events, "verified": done.verified })
+        );
+    } else {
+        println!(
+            "copied {} events from {} to {}; verified {} event by event",
+            done.events,
+            from.describe(),
+            to.describe(),
+            done.verified
+        );
+    }
+    Ok(())
+}
