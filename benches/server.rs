@@ -42,6 +42,8 @@
 
 #[path = "support/cpu.rs"]
 mod cpu;
+#[path = "support/pg_server.rs"]
+mod pg;
 mod support;
 
 use std::collections::BTreeMap;
@@ -235,6 +237,12 @@ fn main() -> Result<()> {
     stopped_bare.context("stopping the bare handler")?;
 
     results.print(&knobs);
+    if pg::enabled() {
+        println!();
+        let pg = pg::run(&knobs, &tokens, tmp.path())?;
+        println!();
+        pg.print();
+    }
     if knobs.probe > 0 {
         println!();
         group_commit_probe(&tmp.path().join("probe"), knobs.probe)?;
@@ -372,7 +380,7 @@ async fn run_all(
         "== fan-out: {} subscribers to GET /projects/{PROJECT}/events, {} rounds",
         knobs.subscribers, knobs.fanout_reps
     );
-    let fanout = fan_out(knobs, tokens, oq_base).await?;
+    let fanout = fan_out(knobs, tokens, &[oq_base]).await?;
     println!();
     Ok(Results {
         ceiling,
@@ -549,9 +557,11 @@ struct Round {
 /// What a subscriber reports: who, which revision, when it parsed it.
 type Seen = (usize, i64, Instant);
 
-async fn fan_out(knobs: &Knobs, tokens: &Tokens, base: &str) -> Result<Fanout> {
+/// Subscriber `i` listens on `bases[i % len]`; each round's change is made through the
+/// first.
+async fn fan_out(knobs: &Knobs, tokens: &Tokens, bases: &[&str]) -> Result<Fanout> {
     let n = knobs.subscribers;
-    let url = format!("{base}/projects/{PROJECT}/events");
+    let base = bases[0];
     let client = Client::builder()
         .connect_timeout(Duration::from_secs(10))
         .build()
@@ -562,7 +572,8 @@ async fn fan_out(knobs: &Knobs, tokens: &Tokens, base: &str) -> Result<Fanout> {
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(n);
     for idx in 0..n {
-        let (client, url, token) = (client.clone(), url.clone(), tokens.person.clone());
+        let url = format!("{}/projects/{PROJECT}/events", bases[idx % bases.len()]);
+        let (client, token) = (client.clone(), tokens.person.clone());
         let (ready, seen, stop) = (ready_tx.clone(), seen_tx.clone(), stop_rx.clone());
         tasks.push(tokio::spawn(subscriber(
             idx, client, url, token, ready, seen, stop,
@@ -898,15 +909,23 @@ fn config_text(tokens: &Tokens) -> String {
 /// The person's session, then `count` open questions declared by the agent in it: the
 /// events `Engine::declare` appends, written `SEED_BATCH` per transaction to save fsyncs.
 fn seed(data_dir: &Path, count: usize) -> Result<Vec<String>> {
-    let engine = LocalEngine::new(SqliteStore::open_in(data_dir)?, EngineConfig::default());
-    engine.start_session(
-        &Actor::person(PERSON),
-        PROJECT,
-        SessionKind::Conversation,
-        Some(SESSION),
-    )?;
-    drop(engine);
-    let store = SqliteStore::open_in(data_dir)?;
+    seed_into(
+        &LocalEngine::new(SqliteStore::open_in(data_dir)?, EngineConfig::default()),
+        count,
+    )
+}
+
+/// [`seed`] on any store (the PostgreSQL runs seed theirs this way).
+fn seed_into<S: Store>(engine: &oq::engine::Engine<S>, count: usize) -> Result<Vec<String>> {
+    if engine.read(|v| v.session(SESSION))?.is_none() {
+        engine.start_session(
+            &Actor::person(PERSON),
+            PROJECT,
+            SessionKind::Conversation,
+            Some(SESSION),
+        )?;
+    }
+    let store = engine.store();
     // Laid out as if asked one per millisecond up to now, as real declarations are: their
     // ids sort in the order they were asked. (All made in the same few milliseconds, as
     // a plain loop would, they sort at random within each millisecond, and the clients,
@@ -945,7 +964,7 @@ fn seed(data_dir: &Path, count: usize) -> Result<Vec<String>> {
                 })
             })
             .collect::<Result<_>>()?;
-        let (stored, ()) = store.transact(|_| Ok((events, ())))?;
+        let (stored, ()) = store.transact(move |_| Ok((events, ())))?;
         ensure!(stored.len() == chunk.len(), "seed batch {b} short");
     }
     Ok(ids)

@@ -6,7 +6,7 @@ use crate::domain::choices::Closure;
 use crate::domain::dev_context::Decisao;
 use crate::domain::gate::Gate;
 use crate::domain::work::{Session, Story, Task, WorkState};
-use crate::domain::{Answer, Event, OqError, Question};
+use crate::domain::{Answer, DecisionSource, Event, OqError, Question};
 
 pub fn parse_event(payload: &str) -> Result<Event, OqError> {
     serde_json::from_str(payload)
@@ -59,8 +59,19 @@ impl QuestionRow {
                 })?);
             }
             Some((_, p, at)) => match parse_event(&p)? {
-                Event::QuestionClosed { reason, by, .. } => {
-                    closure = Some(Closure { reason, by, at })
+                Event::QuestionClosed {
+                    reason,
+                    by,
+                    decision_source,
+                    ..
+                } => {
+                    closure = Some(Closure {
+                        reason,
+                        by,
+                        at,
+                        decision_source: decision_source
+                            .unwrap_or(DecisionSource::for_closure(reason)),
+                    })
                 }
                 _ => {
                     return Err(OqError::Internal(format!(

@@ -310,6 +310,11 @@ impl Slot {
             .ok_or_else(|| OqError::Internal("no connection".into()))
     }
 
+    /// Whether a connection is held (it may still turn out dead when next used).
+    pub fn is_connected(&self) -> bool {
+        self.conn.is_some()
+    }
+
     /// Forgets the connection (after an error that may have left it unusable).
     pub fn reset(&mut self) {
         self.conn = None;

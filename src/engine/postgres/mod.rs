@@ -150,17 +150,30 @@ impl PgStore {
         f: impl FnOnce(&dyn StoreView) -> Result<T, OqError>,
     ) -> Result<T, OqError> {
         let mut slot = self.reader();
+        // An idle connection learns that the database went away only when next used: a
+        // read that finds its connection dead starts once more on a new one (reads are
+        // safe to repeat; `f` has not run yet when BEGIN fails).
+        let fresh = !slot.is_connected();
         let conn = slot.get(&self.target, &self.backoff)?;
         conn.failed = None;
+        let begun = conn.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        let conn = match begun {
+            Ok(()) => conn,
+            Err(e) if is_unavailable(&e) && !fresh => {
+                slot.reset();
+                let conn = slot.get(&self.target, &self.backoff)?;
+                conn.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+                conn
+            }
+            Err(e) => {
+                slot.reset();
+                return Err(e);
+            }
+        };
         // One snapshot for every query of `f`.
-        let out = conn
-            .batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            .and_then(|()| {
-                let out = f(&PgView::new(conn));
-                conn.failed = None;
-                conn.batch("COMMIT")?;
-                out
-            });
+        let out = f(&PgView::new(conn));
+        conn.failed = None;
+        let out = conn.batch("COMMIT").and(out);
         if let Err(e) = &out
             && is_unavailable(e)
         {

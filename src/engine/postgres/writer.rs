@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use postgres::SimpleQueryMessage;
 use postgres::types::ToSql;
 
-use super::conn::{Backoff, Conn, PgTarget, Slot, UNAVAILABLE};
+use super::conn::{Backoff, Conn, PgTarget, Slot, UNAVAILABLE, is_unavailable};
 use super::schema::{CHANNEL, WRITE_LOCK};
 use super::view::PgView;
 use crate::domain::{OqError, StoredEvent};
@@ -145,13 +145,27 @@ fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        let begun = slot
-            .get(target, backoff)
-            .and_then(|conn| begin(conn).map(|s| (conn, s)));
-        let (conn, next_seq) = match begun {
-            Ok(c) => c,
+        // A connection idle since the database went away fails at BEGIN, before anything
+        // of the batch ran: start once more on a new one.
+        let held = slot.is_connected();
+        let mut begun = slot.get(target, backoff).and_then(begin);
+        if held && matches!(&begun, Err(e) if is_unavailable(e)) {
+            slot.reset();
+            begun = slot.get(target, backoff).and_then(begin);
+        }
+        let next_seq = match begun {
+            Ok(n) => n,
             Err(e) => {
                 slot.reset();
+                for job in batch {
+                    job(Err(e.clone()))(Err(e.clone()));
+                }
+                continue;
+            }
+        };
+        let conn = match slot.get(target, backoff) {
+            Ok(c) => c,
+            Err(e) => {
                 for job in batch {
                     job(Err(e.clone()))(Err(e.clone()));
                 }

@@ -3,9 +3,9 @@
 
 use rusqlite::Row;
 
-use crate::domain::choices::Closure;
 use crate::domain::work::Session;
-use crate::domain::{Answer, DecisionSource, Event, OqError, Question};
+use crate::domain::{Event, OqError, Question};
+use crate::engine::fold::QuestionRow;
 
 /// The columns that make a [`Question`]: the declaration, its session's author, and the
 /// settlement (answer or closure) when there is one. `d` is the declaration event.
@@ -32,86 +32,21 @@ pub(super) fn parse_event(payload: &str) -> Result<Event, OqError> {
 }
 
 pub(super) fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Question, OqError>> {
-    let seq: i64 = row.get(0)?;
-    let project_id: String = row.get(1)?;
-    let created_at: i64 = row.get(2)?;
-    let payload: String = row.get(3)?;
-    let session_author: Option<String> = row.get(4)?;
-    let settled: Option<(String, String, i64)> = match row.get::<_, Option<String>>(5)? {
+    let settlement = match row.get::<_, Option<String>>(5)? {
         Some(kind) => Some((kind, row.get(6)?, row.get(7)?)),
         None => None,
     };
-    let orphaned: bool = row.get(8)?;
-    let (answer, closure) = match settled {
-        Some((kind, payload, at)) if kind == "open_question.answered" => {
-            (Some((payload, at)), None)
-        }
-        Some((_, payload, at)) => (None, Some((payload, at))),
-        None => (None, None),
+    let parts = QuestionRow {
+        seq: row.get(0)?,
+        project_id: row.get(1)?,
+        created_at: row.get(2)?,
+        payload: row.get(3)?,
+        session_author: row.get(4)?,
+        settlement,
+        orphaned: row.get(8)?,
     };
-    Ok((|| {
-        let Event::OpenQuestion {
-            question_id,
-            pergunta,
-            sugestao,
-            afeta,
-            autor,
-            session_id,
-            source,
-            prompts,
-            upstream,
-        } = parse_event(&payload)?
-        else {
-            return Err(OqError::Internal(format!("event {seq} is not a question")));
-        };
-        let answer = match answer {
-            None => None,
-            Some((p, answered_at)) => Some(
-                Answer::from_event(parse_event(&p)?, answered_at).ok_or_else(|| {
-                    OqError::Internal(format!("answer of {question_id} is not an answer"))
-                })?,
-            ),
-        };
-        let closure = match closure {
-            None => None,
-            Some((p, at)) => match parse_event(&p)? {
-                Event::QuestionClosed {
-                    reason,
-                    by,
-                    decision_source,
-                    ..
-                } => Some(Closure {
-                    reason,
-                    by,
-                    at,
-                    decision_source: decision_source.unwrap_or(DecisionSource::for_closure(reason)),
-                }),
-                _ => {
-                    return Err(OqError::Internal(format!(
-                        "closure of {question_id} is not a closure"
-                    )));
-                }
-            },
-        };
-        Ok(Question {
-            question_id,
-            project_id,
-            session_id,
-            session_author: session_author.unwrap_or_default(),
-            pergunta,
-            sugestao,
-            afeta,
-            autor,
-            source,
-            created_at,
-            seq,
-            answer,
-            prompts,
-            upstream,
-            closure,
-            orphaned,
-        })
-    })())
+    // The mapping itself is the one both stores share.
+    Ok(parts.into_question())
 }
 
 pub(super) fn collect<T>(
