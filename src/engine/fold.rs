@@ -133,8 +133,13 @@ pub fn story(events: impl IntoIterator<Item = (String, Event)>) -> Option<Story>
                     state: WorkState::Draft,
                 })
             }
+            // Only the creating project's events move it: an event of another project
+            // naming this id (refused by the engine; only tampering or an old store holds
+            // one) moves nothing.
             Event::StoryStateChanged { to, .. } => {
-                if let Some(s) = story.as_mut() {
+                if let Some(s) = story.as_mut()
+                    && s.project_id == project_id
+                {
                     s.state = to;
                 }
             }
@@ -167,7 +172,9 @@ pub fn task(events: impl IntoIterator<Item = (String, Event)>) -> Option<Task> {
             });
             continue;
         }
-        if let Some(t) = task.as_mut() {
+        if let Some(t) = task.as_mut()
+            && t.project_id == project_id
+        {
             t.apply(&event);
         }
     }

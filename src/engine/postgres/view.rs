@@ -324,14 +324,22 @@ impl StoreView for PgView<'_> {
         )
     }
 
-    fn decisions_linked(&self, task_id: &str, story_id: &str) -> Result<Vec<Decisao>, OqError> {
+    fn decisions_linked(
+        &self,
+        project_id: &str,
+        task_id: &str,
+        story_id: &str,
+    ) -> Result<Vec<Decisao>, OqError> {
+        // The links are by id alone; the declaration and the answer must both be of the
+        // task's project.
         let rows = self.rows(
             "SELECT DISTINCT d.payload::text, a.payload::text, a.at, a.seq FROM oq.question_links l
                JOIN oq.events a ON a.type = 'open_question.answered' AND a.question_id = l.question_id
                JOIN oq.events d ON d.type = 'artifact.open_question' AND d.question_id = l.question_id
-              WHERE (l.kind = 'task' AND l.target = $1) OR (l.kind = 'story' AND l.target = $2)
+              WHERE ((l.kind = 'task' AND l.target = $1) OR (l.kind = 'story' AND l.target = $2))
+                AND d.project_id = $3 AND a.project_id = $3
               ORDER BY a.seq DESC",
-            &[&task_id, &story_id],
+            &[&task_id, &story_id, &project_id],
         )?;
         let mut out = Vec::new();
         for r in &rows {
