@@ -60,8 +60,7 @@ fn declare_list_answer_and_the_log_on_postgres() {
     };
     let afeta = Afeta {
         regras: vec!["RN-1".into()],
-        historias: vec!["S-1".into()],
-        tarefas: vec![],
+        ..Afeta::default()
     };
     let q = ask(&e, "s-alice", "Which flow?", afeta);
     let open = e.list(Some("p"), StatusFilter::Open, None, 50).unwrap();
