@@ -129,8 +129,6 @@ error_codes! {
     StoreBusy => "store_busy",
     /// `oq store copy`: the copy did not compare equal to its source.
     StoreCopyMismatch => "store_copy_mismatch",
-    /// `oq store copy` into a store that already holds events.
-    StoreNotEmpty => "store_not_empty",
     /// `oq store check` found damage, or SQLite did: writes are refused, reads go on.
     StoreDamaged => "store_damaged",
     /// A write or flush failed with an I/O error: the process refuses the store until
@@ -140,6 +138,8 @@ error_codes! {
     StoreFileEmpty => "store_file_empty",
     /// The store's file is missing but its `-wal` or `-shm` is there.
     StoreFileMissing => "store_file_missing",
+    /// `oq store copy` into a store that already holds events.
+    StoreNotEmpty => "store_not_empty",
     /// A PostgreSQL database with no oq schema yet (`oq store migrate` makes it).
     StoreNotInitialised => "store_not_initialised",
     /// A PostgreSQL store older than this binary: `oq store migrate` brings it forward.

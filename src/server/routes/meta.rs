@@ -25,13 +25,17 @@ pub async fn healthz(State(st): State<AppState>) -> (StatusCode, Json<Value>) {
         Standing::Damaged { reason } => {
             return (
                 StatusCode::OK,
-                Json(json!({ "status": "damaged", "writes": false, "reason": reason, "store": { "kind": kind, "reachable": true } })),
+                Json(
+                    json!({ "status": "damaged", "writes": false, "reason": reason, "store": { "kind": kind, "reachable": true } }),
+                ),
             );
         }
         Standing::Failed { reason } => {
             return (
                 StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({ "status": "failed", "writes": false, "reason": reason, "store": { "kind": kind } })),
+                Json(
+                    json!({ "status": "failed", "writes": false, "reason": reason, "store": { "kind": kind } }),
+                ),
             );
         }
     }
