@@ -49,7 +49,7 @@ use tokio::task::AbortHandle;
 use super::delegate::{Claim, Delegate, DelegateConfig, Post, PostOutcome};
 use super::{DelegateTip, Notifier, OpencodeUpstream, settings};
 use crate::domain::{Actor, OqError};
-use crate::engine::LocalEngine;
+use crate::engine::ServerEngine;
 use crate::opencode::{Auth, Client};
 use crate::wire::BridgeHealth;
 
@@ -146,7 +146,7 @@ pub(crate) struct Inner {
 pub struct Upstream {
     pub(crate) cfg: OpencodeUpstream,
     pub(crate) client: Client,
-    pub(crate) engine: Arc<LocalEngine>,
+    pub(crate) engine: Arc<ServerEngine>,
     notify: Notifier,
     pub(crate) service: Actor,
     settings_path: PathBuf,
@@ -164,7 +164,7 @@ pub struct Upstream {
 impl Upstream {
     pub fn new(
         cfg: OpencodeUpstream,
-        engine: Arc<LocalEngine>,
+        engine: Arc<ServerEngine>,
         notify: Notifier,
         data_dir: &std::path::Path,
         tips: tokio::sync::broadcast::Sender<DelegateTip>,
@@ -281,7 +281,7 @@ impl Upstream {
     pub(crate) async fn on_engine<T, F>(&self, write: bool, f: F) -> Result<T, OqError>
     where
         T: Send + 'static,
-        F: FnOnce(&LocalEngine) -> Result<T, OqError> + Send + 'static,
+        F: FnOnce(&ServerEngine) -> Result<T, OqError> + Send + 'static,
     {
         let engine = self.engine.clone();
         let out = tokio::task::spawn_blocking(move || f(&engine))

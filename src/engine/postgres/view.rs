@@ -354,6 +354,14 @@ impl StoreView for PgView<'_> {
         Ok(out)
     }
 
+    fn question_events(&self, question_id: &str) -> Result<Vec<Event>, OqError> {
+        Ok(self
+            .events_of("question_id", question_id)?
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect())
+    }
+
     fn events_after(
         &self,
         project_id: Option<&str>,
