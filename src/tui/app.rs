@@ -1,5 +1,7 @@
 //! The driver: owns the terminal, the event stream and the source; feeds messages to
 //! `update`, runs the effects it returns, and draws when the model says it changed.
+//! Generic over the terminal ([`Tty`]): [`run`] is the real one, [`run_on`] any, so a
+//! whole-app test runs this very loop on ratatui's `TestBackend`.
 //!
 //! - Replies carry the id they were requested with; `update` drops stale ones.
 //! - The source's revision is polled every `poll_ms` (the local store is shared with
@@ -18,17 +20,13 @@
 //!   ([`Model::countdown_on_screen`]); `update` redraws only when the shown second changes.
 //! - The effects themselves are run by [`Runner`] (`runner.rs`).
 
-use std::io::{self, Stdout, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use crossterm::event::{Event, EventStream};
+use crossterm::event::Event;
 use crossterm::event::{KeyCode, KeyEventKind};
-use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
-use futures_util::{FutureExt, StreamExt};
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use futures_util::FutureExt;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc::unbounded_channel;
 
@@ -39,8 +37,8 @@ use super::effect::Msg;
 use super::keymap::Keymap;
 use super::model::Model;
 use super::runner::Runner;
-use super::terminal::TerminalGuard;
 use super::theme::Theme;
+use super::tty::{CrosstermTty, Input, Tty};
 use super::watch::{Watcher, backstop};
 use super::{update, view};
 use crate::engine::sqlite::now_ms;
@@ -57,8 +55,6 @@ pub struct Options {
     /// `None`: `OQ_CONFIG_DIR`, else the platform's config dir for oq.
     pub config_dir: Option<PathBuf>,
 }
-
-pub(super) type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// Builds the model from the config, as the driver and the benchmark do.
 pub fn prepare(source_name: &str, opts: &Options) -> anyhow::Result<(Model, Theme, Duration)> {
@@ -85,8 +81,34 @@ pub fn prepare(source_name: &str, opts: &Options) -> anyhow::Result<(Model, Them
     ))
 }
 
-/// Runs the TUI until the user quits or a signal arrives.
+/// Runs the TUI on the real terminal until the user quits or a signal arrives.
 pub async fn run<S: Source + Clone + 'static>(source: S, opts: Options) -> anyhow::Result<()> {
+    let mut term = signal(SignalKind::terminate()).context("SIGTERM handler")?;
+    let mut hup = signal(SignalKind::hangup()).context("SIGHUP handler")?;
+    let mut quit = signal(SignalKind::quit()).context("SIGQUIT handler")?;
+    let signalled = async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+            _ = quit.recv() => {}
+        }
+    };
+    let tty = CrosstermTty::enter().context("cannot take the terminal")?;
+    run_on(source, opts, tty, signalled).await
+}
+
+/// The whole app on any terminal: the real one ([`run`]) or a test's `TestBackend`
+/// with scripted events. `signalled` completing is a signal's teardown (SIGTERM, …).
+pub async fn run_on<S, T>(
+    source: S,
+    opts: Options,
+    mut tty: T,
+    signalled: impl Future<Output = ()>,
+) -> anyhow::Result<()>
+where
+    S: Source + Clone + 'static,
+    T: Tty,
+{
     let (mut model, theme, poll) = prepare(&source.describe(), &opts)?;
     model.client_nonce = outbox::new_key().map_err(anyhow::Error::msg)?;
     let outbox = match Outbox::open(&opts.data_dir) {
@@ -99,15 +121,7 @@ pub async fn run<S: Source + Clone + 'static>(source: S, opts: Options) -> anyho
         Err(e) => return Err(anyhow::Error::msg(e)),
     };
     let drafts = Drafts::new(&opts.data_dir);
-    let signals = Signals {
-        term: signal(SignalKind::terminate()).context("SIGTERM handler")?,
-        hup: signal(SignalKind::hangup()).context("SIGHUP handler")?,
-        quit: signal(SignalKind::quit()).context("SIGQUIT handler")?,
-    };
-    let guard = TerminalGuard::enter().context("cannot take the terminal")?;
-    let mut terminal = fresh_terminal().context("terminal")?;
     let (tx, rx) = unbounded_channel::<Msg>();
-    let mut events = EventStream::new();
     let runner = Runner {
         name: source.describe(),
         source,
@@ -118,15 +132,7 @@ pub async fn run<S: Source + Clone + 'static>(source: S, opts: Options) -> anyho
         watcher: Watcher::default(),
     };
     let looped = std::panic::AssertUnwindSafe(drive(
-        &runner,
-        &mut model,
-        &theme,
-        poll,
-        &guard,
-        &mut terminal,
-        &mut events,
-        rx,
-        signals,
+        &runner, &mut model, &theme, poll, &mut tty, rx, signalled,
     ))
     .catch_unwind()
     .await;
@@ -139,20 +145,13 @@ pub async fn run<S: Source + Clone + 'static>(source: S, opts: Options) -> anyho
     };
     let fx = update::update(&mut model, Msg::End(ExitReason::Teardown(how)));
     runner.run_final(fx);
-    drop(terminal);
-    drop(guard);
+    drop(tty);
     match looped {
         Ok(r) => r,
         Err(_) => Err(anyhow::anyhow!(
             "the terminal UI panicked; the draft is saved"
         )),
     }
-}
-
-struct Signals {
-    term: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-    quit: tokio::signal::unix::Signal,
 }
 
 /// A key that panics the loop, for the pseudo-terminal test of the panic path only.
@@ -162,18 +161,17 @@ fn panic_key() -> Option<char> {
         .and_then(|v| v.chars().next())
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn drive<S: Source + Clone + 'static>(
+async fn drive<S: Source + Clone + 'static, T: Tty>(
     runner: &Runner<S>,
     model: &mut Model,
     theme: &Theme,
     poll: Duration,
-    guard: &TerminalGuard,
-    terminal: &mut Term,
-    events: &mut EventStream,
+    tty: &mut T,
     mut rx: tokio::sync::mpsc::UnboundedReceiver<Msg>,
-    mut signals: Signals,
+    signalled: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    let signalled = std::pin::pin!(signalled.fuse());
+    let mut signalled = signalled;
     let mut ticker = tokio::time::interval(poll);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // The countdown's second: polled only while one is on screen (no idle ticks).
@@ -184,29 +182,27 @@ async fn drive<S: Source + Clone + 'static>(
     let teardown = |t| Some(Msg::End(ExitReason::Teardown(t)));
 
     let first = update::init(model);
-    runner.run_all(first, model, guard, terminal, events);
-    draw(terminal, model, theme)?;
+    runner.run_all(first, model, tty);
+    draw(tty, model, theme)?;
 
     while !model.quit {
         let counting = model.countdown_on_screen();
         let msg = tokio::select! {
-            ev = events.next() => event_msg(ev),
+            ev = tty.next_event() => event_msg(ev),
             Some(m) = rx.recv() => Some(m),
             _ = ticker.tick() => {
                 runner.watcher.poll(&runner.source, runner.project.clone(), backstop, &runner.tx);
                 None
             }
             _ = second.tick(), if counting => Some(Msg::Tick { now: now_ms() }),
-            _ = signals.term.recv() => teardown(Teardown::Signal),
-            _ = signals.hup.recv() => teardown(Teardown::Signal),
-            _ = signals.quit.recv() => teardown(Teardown::Signal),
+            () = &mut signalled => teardown(Teardown::Signal),
         };
         let mut batch: Vec<Msg> = msg.into_iter().collect();
         // Coalesce: everything already waiting is handled before one draw.
         while batch.len() < 512 {
             if let Ok(m) = rx.try_recv() {
                 batch.push(m);
-            } else if let Some(ev) = events.next().now_or_never() {
+            } else if let Some(ev) = tty.ready_event() {
                 batch.extend(event_msg(ev));
             } else {
                 break;
@@ -224,27 +220,19 @@ async fn drive<S: Source + Clone + 'static>(
                 tracing::info!(?reason, "connection ended");
             }
             let fx = update::update(model, m);
-            runner.run_all(fx, model, guard, terminal, events);
+            runner.run_all(fx, model, tty);
             if model.quit {
                 break;
             }
         }
         if !model.quit && model.dirty {
-            draw(terminal, model, theme)?;
+            draw(tty, model, theme)?;
         }
     }
     Ok(())
 }
 
-/// A cleared screen and a terminal whose buffers match it. (`Terminal::clear` would
-/// ask the terminal for the cursor position, which not every terminal answers.)
-pub(super) fn fresh_terminal() -> io::Result<Term> {
-    let mut out = io::stdout();
-    crossterm::execute!(out, Clear(ClearType::All))?;
-    Terminal::new(CrosstermBackend::new(out))
-}
-
-fn event_msg(ev: Option<io::Result<Event>>) -> Option<Msg> {
+fn event_msg(ev: Input) -> Option<Msg> {
     match ev {
         Some(Ok(Event::Key(k))) => Some(Msg::Key(k)),
         Some(Ok(Event::Paste(s))) => Some(Msg::Paste(s)),
@@ -255,14 +243,13 @@ fn event_msg(ev: Option<io::Result<Event>>) -> Option<Msg> {
     }
 }
 
-/// One frame, inside a synchronized update.
-pub fn draw(terminal: &mut Term, model: &mut Model, theme: &Theme) -> anyhow::Result<()> {
-    let _ = crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate);
-    terminal
+/// One frame, inside the terminal's frame brackets (a synchronized update).
+pub fn draw<T: Tty>(tty: &mut T, model: &mut Model, theme: &Theme) -> anyhow::Result<()> {
+    tty.begin_frame();
+    tty.terminal()
         .draw(|f| view::draw(f, model, theme))
-        .context("drawing")?;
-    let _ = crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate);
-    terminal.backend_mut().flush().context("drawing")?;
+        .map_err(|e| anyhow::anyhow!("drawing: {e}"))?;
+    tty.end_frame().context("drawing")?;
     model.dirty = false;
     Ok(())
 }

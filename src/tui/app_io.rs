@@ -1,7 +1,7 @@
-//! The driver's IO helpers: raw bytes to the terminal (bell, OSC notifications), loading
-//! several pages of the list, and `$EDITOR` around the terminal guard. No state here.
+//! The driver's IO helpers: loading several pages of the list, and `$EDITOR` around the
+//! terminal guard. No state here.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 use super::model::PAGE;
@@ -12,12 +12,6 @@ use crate::wire::QuestionList;
 
 fn text(e: impl std::fmt::Display) -> String {
     e.to_string()
-}
-
-pub(super) fn out(bytes: &[u8]) {
-    let mut o = io::stdout();
-    let _ = o.write_all(bytes);
-    let _ = o.flush();
 }
 
 pub(super) async fn load_pages<S: Source>(

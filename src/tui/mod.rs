@@ -3,10 +3,11 @@
 //! - `model` — the state; `update` — pure `update(&mut Model, Msg) -> Vec<Effect>`;
 //!   `keys` — its key handling by focus; `effect` — effects and messages as data; `choices` — the options form's state;
 //!   `auto` — the auto-delegate countdown of bridged OpenCode questions;
-//! - `app` — the driver's loop (tokio, crossterm's event stream, the ticks); `runner` —
+//! - `app` — the driver's loop (tokio, a [`tty::Tty`]'s events, the ticks); `runner` —
 //!   runs the effects on the source, drafts and outbox;
 //! - `view/` — one file per pane, a function of the model;
-//! - `keymap`, `theme`, `config`, `drafts`, `terminal` (the one guard).
+//! - `keymap`, `theme`, `config`, `drafts`, `terminal` (the one guard), `tty` (what the
+//!   loop needs of a terminal: the real one, or a test's `TestBackend`).
 //!
 //! The TUI is generic over [`crate::source::Source`]: it never names the local engine
 //! except in [`open_local`]; [`open`] takes any source.
@@ -25,6 +26,7 @@ pub mod model;
 mod runner;
 pub mod terminal;
 pub mod theme;
+pub mod tty;
 pub mod update;
 pub mod view;
 pub mod watch;

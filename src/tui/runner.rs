@@ -3,16 +3,14 @@
 //! (synchronously, so they are on disk before the process may end), on the terminal
 //! (bell, notifications). No decisions here: those are `update`'s.
 
-use crossterm::event::EventStream;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::app::{Term, fresh_terminal};
-use super::app_io::{edit, load_pages, out};
+use super::app_io::load_pages;
 use super::auto::AutoAction;
 use super::drafts::Drafts;
 use super::effect::{Effect, Msg};
 use super::model::{Model, PAGE};
-use super::terminal::TerminalGuard;
+use super::tty::Tty;
 use super::watch::Watcher;
 use crate::domain::OqError;
 use crate::engine::StatusFilter;
@@ -63,29 +61,22 @@ impl<S: Source + Clone + 'static> Runner<S> {
         });
     }
 
-    pub(super) fn run_all(
-        &self,
-        fx: Vec<Effect>,
-        model: &mut Model,
-        guard: &TerminalGuard,
-        terminal: &mut Term,
-        events: &mut EventStream,
-    ) {
+    /// Runs `fx` in order; the terminal's effects (the editor, the bell, notifications)
+    /// on `tty`, the rest through [`Runner::run`].
+    pub(super) fn run_all<T: Tty>(&self, fx: Vec<Effect>, model: &mut Model, tty: &mut T) {
         for effect in fx {
-            if let Effect::OpenEditor { question_id, text } = effect {
-                // The event stream's reader would steal the editor's keys: stop it first.
-                *events = EventStream::new();
-                let result = edit(guard, self.drafts.dir(), &question_id, &text);
-                if let Ok(t) = fresh_terminal() {
-                    *terminal = t;
+            match effect {
+                Effect::OpenEditor { question_id, text } => {
+                    let result = tty.edit(self.drafts.dir(), &question_id, &text);
+                    model.dirty = true;
+                    let _ = self.tx.send(Msg::EditorDone {
+                        question_id,
+                        result,
+                    });
                 }
-                model.dirty = true;
-                let _ = self.tx.send(Msg::EditorDone {
-                    question_id,
-                    result,
-                });
-            } else {
-                self.run(effect);
+                Effect::Bell => tty.raw(b"\x07"),
+                Effect::Notify { title, body } => tty.raw(&osc_notification(&title, &body)),
+                other => self.run(other),
             }
         }
     }
@@ -245,21 +236,20 @@ impl<S: Source + Clone + 'static> Runner<S> {
             Effect::RemoveDraft { question_id } => {
                 let _ = self.drafts.remove(&question_id);
             }
-            Effect::Bell => out(b"\x07"),
-            Effect::Notify { title, body } => {
-                let clean = |s: &str| {
-                    s.chars()
-                        .filter(|c| !c.is_control() && *c != ';')
-                        .collect::<String>()
-                };
-                let (title, body) = (clean(&title), clean(&body));
-                out(
-                    format!("\x1b]9;{title}: {body}\x1b\\\x1b]777;notify;{title};{body}\x1b\\")
-                        .as_bytes(),
-                );
-            }
-            Effect::OpenEditor { .. } => {}
+            // The terminal's, run by `run_all`; none is run on the way out.
+            Effect::Bell | Effect::Notify { .. } | Effect::OpenEditor { .. } => {}
             Effect::Quit => {}
         }
     }
+}
+
+/// OSC 9 and OSC 777 for one notification, stripped of what could end the sequence.
+fn osc_notification(title: &str, body: &str) -> Vec<u8> {
+    let clean = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_control() && *c != ';')
+            .collect::<String>()
+    };
+    let (title, body) = (clean(title), clean(body));
+    format!("\x1b]9;{title}: {body}\x1b\\\x1b]777;notify;{title};{body}\x1b\\").into_bytes()
 }

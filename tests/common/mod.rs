@@ -1,11 +1,14 @@
 //! Helpers shared by the integration tests: the built binary, child processes that are
-//! killed on drop, and a look at the store file with plain SQL.
+//! killed on drop, and a look at the store file with plain SQL. `tui_app`: the whole TUI
+//! in-process on a `TestBackend`.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 use oq::engine::{EngineConfig, LocalEngine, SqliteStore};
+
+pub mod tui_app;
 
 pub const OQ: &str = env!("CARGO_BIN_EXE_oq");
 

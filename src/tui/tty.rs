@@ -1,0 +1,119 @@
+//! What the driver's loop needs from a terminal, as a trait: a ratatui [`Backend`] to
+//! draw on, the input events, and the few things that leave the frame (the bell and
+//! OSC notifications, `$EDITOR`). The loop (`app.rs`) is generic over it, as gitui's is
+//! over its backend, so a whole-app test runs the real loop on ratatui's `TestBackend`
+//! with scripted events; [`CrosstermTty`] is the real terminal.
+//!
+//! Invariant: the loop touches the terminal only through a [`Tty`]; no code path of the
+//! driver writes to stdout or reads stdin by itself.
+
+use std::io::{self, Stdout, Write};
+use std::path::Path;
+
+use crossterm::event::{Event, EventStream};
+use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
+use futures_util::{FutureExt, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::{Backend, CrosstermBackend};
+
+use super::app_io::edit;
+use super::terminal::TerminalGuard;
+
+/// An input event, or `None` when the input has ended (the terminal is gone).
+pub type Input = Option<io::Result<Event>>;
+
+/// The terminal as the driver's loop sees it.
+#[allow(async_fn_in_trait)]
+pub trait Tty {
+    type Backend: Backend;
+
+    /// Where frames are drawn.
+    fn terminal(&mut self) -> &mut Terminal<Self::Backend>;
+
+    /// The next input event; cancel-safe (the loop selects on it).
+    async fn next_event(&mut self) -> Input;
+
+    /// An event already waiting, without waiting (the loop coalesces before a draw).
+    fn ready_event(&mut self) -> Option<Input>;
+
+    /// Before a frame (a synchronized update begins, so slow links see no tearing).
+    fn begin_frame(&mut self) {}
+
+    /// After a frame: the frame reaches the terminal.
+    fn end_frame(&mut self) -> io::Result<()>;
+
+    /// Bytes outside the frame: the bell, OSC 9/777 notifications.
+    fn raw(&mut self, bytes: &[u8]);
+
+    /// `text` in the person's editor, the terminal handed over meanwhile; the edited
+    /// text, or why not.
+    fn edit(&mut self, dir: &Path, question_id: &str, text: &str) -> Result<String, String>;
+}
+
+/// The real terminal: the guard's modes, crossterm's backend on stdout, its events.
+pub struct CrosstermTty {
+    guard: TerminalGuard,
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+    events: EventStream,
+}
+
+impl CrosstermTty {
+    /// Takes the terminal (raw mode, alternate screen, …) and clears it.
+    pub fn enter() -> io::Result<CrosstermTty> {
+        let guard = TerminalGuard::enter()?;
+        Ok(CrosstermTty {
+            guard,
+            terminal: fresh_terminal()?,
+            events: EventStream::new(),
+        })
+    }
+}
+
+/// A cleared screen and a terminal whose buffers match it. (`Terminal::clear` would
+/// ask the terminal for the cursor position, which not every terminal answers.)
+fn fresh_terminal() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
+    let mut out = io::stdout();
+    crossterm::execute!(out, Clear(ClearType::All))?;
+    Terminal::new(CrosstermBackend::new(out))
+}
+
+impl Tty for CrosstermTty {
+    type Backend = CrosstermBackend<Stdout>;
+
+    fn terminal(&mut self) -> &mut Terminal<Self::Backend> {
+        &mut self.terminal
+    }
+
+    async fn next_event(&mut self) -> Input {
+        self.events.next().await
+    }
+
+    fn ready_event(&mut self) -> Option<Input> {
+        self.events.next().now_or_never()
+    }
+
+    fn begin_frame(&mut self) {
+        let _ = crossterm::queue!(self.terminal.backend_mut(), BeginSynchronizedUpdate);
+    }
+
+    fn end_frame(&mut self) -> io::Result<()> {
+        let _ = crossterm::queue!(self.terminal.backend_mut(), EndSynchronizedUpdate);
+        Write::flush(self.terminal.backend_mut())
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        let mut o = io::stdout();
+        let _ = o.write_all(bytes);
+        let _ = o.flush();
+    }
+
+    fn edit(&mut self, dir: &Path, question_id: &str, text: &str) -> Result<String, String> {
+        // The event stream's reader would steal the editor's keys: stop it first.
+        self.events = EventStream::new();
+        let result = edit(&self.guard, dir, question_id, text);
+        if let Ok(t) = fresh_terminal() {
+            self.terminal = t;
+        }
+        result
+    }
+}
