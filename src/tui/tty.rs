@@ -52,8 +52,10 @@ pub trait Tty {
 
 /// The real terminal: the guard's modes, crossterm's backend on stdout, its events.
 pub struct CrosstermTty {
-    guard: TerminalGuard,
+    // Dropped in this order: ratatui's `Terminal` shows the cursor when dropped, so it
+    // goes before the guard's one restore, which must be the last thing written.
     terminal: Terminal<CrosstermBackend<Stdout>>,
+    guard: TerminalGuard,
     events: EventStream,
 }
 
@@ -62,8 +64,8 @@ impl CrosstermTty {
     pub fn enter() -> io::Result<CrosstermTty> {
         let guard = TerminalGuard::enter()?;
         Ok(CrosstermTty {
-            guard,
             terminal: fresh_terminal()?,
+            guard,
             events: EventStream::new(),
         })
     }
