@@ -38,7 +38,7 @@ pub fn run(cli: Cli) -> i32 {
     let command = match command {
         Command::Serve(s) => return crate::server::main(&s.config),
         Command::Token => return crate::server::token_main(json),
-        Command::Store(s) => return super::store::run(s, json),
+        Command::Store(s) => return super::store::run(s, &cli.global),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()

@@ -1,6 +1,7 @@
-//! `oq store …` for the team store: `migrate` sets up (or brings forward) a PostgreSQL
-//! database and grants the serving role; `copy` moves a whole log between a SQLite data
-//! dir and PostgreSQL, either way, verified event by event.
+//! `oq store …`: for the local store, `init` makes a new, empty one deliberately (the
+//! only way to replace a lost one); for the team store, `migrate` sets up (or brings
+//! forward) a PostgreSQL database and grants the serving role; `copy` moves a whole log
+//! between a SQLite data dir and PostgreSQL, either way, verified event by event.
 //!
 //! A PostgreSQL password never goes on the command line or in the URL: it comes from
 //! `OQ_STORE_PASSWORD` or `--password-file`.
@@ -9,13 +10,20 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
+use super::args::GlobalArgs;
 use crate::domain::error::exit;
 use crate::domain::{ErrorCode, OqError};
+use crate::engine::SqliteStore;
 use crate::engine::copy::{self, Endpoint};
 use crate::engine::postgres::{self, PgTarget, SchemaState, is_postgres_url, read_password};
+use crate::engine::sqlite::{Initialised, STORE_FILE};
 
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
+    /// Make a new, empty local store in the data dir. An oq store already there is left
+    /// as it is; the leftovers of a lost one (an empty `oq.sqlite3`, a `-wal` without
+    /// its store) are moved aside to `….lost-<ms>` first.
+    Init,
     /// Create or bring forward the oq schema in a PostgreSQL database (as its owner), and
     /// grant the role `oq serve` uses reading and appending only.
     Migrate(MigrateArgs),
@@ -80,8 +88,10 @@ impl PasswordArgs {
 }
 
 /// Runs `oq store …`; returns the exit code.
-pub fn run(command: StoreCommand, json: bool) -> i32 {
+pub fn run(command: StoreCommand, global: &GlobalArgs) -> i32 {
+    let json = global.json;
     let outcome = match command {
+        StoreCommand::Init => init(global),
         StoreCommand::Migrate(m) => migrate(&m, json),
         StoreCommand::Copy(c) => copy_store(&c, json),
     };
@@ -92,6 +102,37 @@ pub fn run(command: StoreCommand, json: bool) -> i32 {
             e.exit_code()
         }
     }
+}
+
+fn init(global: &GlobalArgs) -> Result<(), OqError> {
+    let dir = super::context::data_dir(global)?;
+    let store = dir.join(STORE_FILE);
+    let done = SqliteStore::init_in(&dir)?;
+    let moved = match &done {
+        Initialised::Created { moved_aside } => moved_aside.clone(),
+        Initialised::AlreadyThere => Vec::new(),
+    };
+    if global.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "store": store,
+                "created": done != Initialised::AlreadyThere,
+                "movedAside": moved,
+            })
+        );
+        return Ok(());
+    }
+    for m in &moved {
+        println!("moved the lost store's {} aside", m.display());
+    }
+    match done {
+        Initialised::Created { .. } => println!("{}: a new, empty oq store", store.display()),
+        Initialised::AlreadyThere => {
+            println!("{}: already an oq store; left as it is", store.display())
+        }
+    }
+    Ok(())
 }
 
 fn migrate(m: &MigrateArgs, json: bool) -> Result<(), OqError> {

@@ -18,6 +18,7 @@ mod checkpoint;
 mod fault;
 mod flush;
 mod health;
+mod init;
 mod open;
 pub mod raw;
 mod schema;
@@ -39,6 +40,7 @@ use append::append_events;
 pub use fault::busy_timeout;
 use health::Health;
 pub use health::Standing;
+pub use init::Initialised;
 pub use schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 use view::SqliteView;
 use writer::Writer;
@@ -93,6 +95,18 @@ impl From<rusqlite::Error> for OqError {
 impl SqliteStore {
     /// Opens (creating if needed) the store in `data_dir`.
     pub fn open_in(data_dir: &Path) -> Result<Self, OqError> {
+        Self::make_data_dir(data_dir)?;
+        Self::open(&data_dir.join(STORE_FILE))
+    }
+
+    /// `oq store init`: a new, empty store in `data_dir`, replacing a lost one (its
+    /// leftovers moved aside); an oq store already there is left as it is.
+    pub fn init_in(data_dir: &Path) -> Result<Initialised, OqError> {
+        Self::make_data_dir(data_dir)?;
+        init::init(&data_dir.join(STORE_FILE))
+    }
+
+    fn make_data_dir(data_dir: &Path) -> Result<(), OqError> {
         let path = data_dir.join(STORE_FILE);
         crate::private_fs::create_dir(data_dir).map_err(|e| match e.raw_os_error() {
             Some(libc::ENOSPC | libc::EDQUOT) => fault::disk_full(&path),
@@ -100,8 +114,7 @@ impl SqliteStore {
                 ErrorCode::DataDirNotWritable,
                 format!("data dir {} cannot be created: {e}", data_dir.display()),
             ),
-        })?;
-        Self::open(&path)
+        })
     }
 
     /// [`SqliteStore::open_in`], choosing when commits are flushed.
