@@ -48,6 +48,7 @@ fn ask<S: Store>(engine: &Engine<S>, project: &str, a: Ask<'_>) -> Result<String
         sugestao: a.sugestao.map(Into::into),
         afeta: a.afeta,
         session_id: a.session.into(),
+        idempotency_key: None,
     };
     Ok(engine
         .declare(&Actor::agent(a.role), project, &input)?

@@ -6,7 +6,7 @@
 
 mod common_server;
 
-use common_server::{ANA, BIA, PO, TestServer, seed};
+use common_server::{ANA, ARQUITETO, BIA, PO, TestServer, seed};
 use oq::domain::{Actor, AnswerInput, DeclareInput, Role, SessionKind};
 use oq::engine::{EngineConfig, LocalEngine, SqliteStore};
 use reqwest::Method;
@@ -166,5 +166,38 @@ async fn the_server_honours_the_idempotency_key_header() {
         assert_eq!(r.body["code"], code, "{who} {body}: {r:?}");
     }
     assert_eq!(s.revision(), rev);
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_declaration_retried_with_its_key_is_the_first_question() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let declare = |key: &'static str, who: &'static str, pergunta: &'static str| {
+        let req = s
+            .client
+            .request(Method::POST, s.url("/projects/loja/open-questions"))
+            .bearer_auth(s.token(who))
+            .header("idempotency-key", key)
+            .json(&json!({"pergunta": pergunta, "sessionId": w.conversation}));
+        async move { common_server::reply(req.send().await.unwrap()).await }
+    };
+    let first = declare("agent-run-7", PO, "Ship on Friday?").await;
+    assert_eq!(first.status, 201, "{first:?}");
+    let qid = first.body["questionId"].as_str().unwrap().to_string();
+    let rev = s.revision();
+    let again = declare("agent-run-7", PO, "Ship on Friday?").await;
+    assert_eq!(again.status, 201, "{again:?}");
+    assert_eq!(again.body["questionId"], qid.as_str());
+    assert_eq!(s.revision(), rev, "a retried declaration appended nothing");
+    // the key with another question: refused, nothing appended
+    let other = declare("agent-run-7", PO, "Ship on Monday?").await;
+    assert_eq!(other.status, 422, "{other:?}");
+    assert_eq!(other.body["code"], "idempotency_key_reused");
+    assert_eq!(s.revision(), rev);
+    // the same key from another agent is that agent's own question
+    let theirs = declare("agent-run-7", ARQUITETO, "Ship on Friday?").await;
+    assert_eq!(theirs.status, 201, "{theirs:?}");
+    assert_ne!(theirs.body["questionId"], qid.as_str());
     s.stop().await;
 }

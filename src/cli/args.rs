@@ -127,6 +127,11 @@ pub struct AskArgs {
     /// The declaring agent's role: criativo, po, arquiteto or dev-lead.
     #[arg(long, env = "OQ_AGENT")]
     pub agent: Option<String>,
+    /// An idempotency key: running the same `oq ask` again with the same key (after a
+    /// crash, a kill, a lost reply) returns the first question instead of a second one;
+    /// the key with another question is refused (`idempotency_key_reused`).
+    #[arg(long, value_name = "K")]
+    pub key: Option<String>,
     /// Block until the question is answered, then print the answer.
     #[arg(long)]
     pub wait: bool,

@@ -198,6 +198,7 @@ async fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {
         sugestao: a.suggest,
         afeta,
         session_id: "pending".into(),
+        idempotency_key: a.key,
     };
     input.validated()?;
     input.session_id = match a.session {

@@ -236,6 +236,10 @@ pub struct DeclareInput {
     pub afeta: Afeta,
     #[serde(rename = "sessionId")]
     pub session_id: String,
+    /// The caller's `Idempotency-Key` (a header, never the body): a retry with the same
+    /// key from the same agent is the first declaration, not a second question.
+    #[serde(skip)]
+    pub idempotency_key: Option<String>,
 }
 
 impl DeclareInput {
@@ -253,7 +257,35 @@ impl DeclareInput {
             sugestao,
             afeta: self.afeta.clone(),
             session_id: self.session_id.clone(),
+            idempotency_key: match &self.idempotency_key {
+                Some(key) => {
+                    check_id("Idempotency-Key", key)?;
+                    Some(key.clone())
+                }
+                None => None,
+            },
         })
+    }
+
+    /// Whether `question`, found under this input's key, is this declaration again (a
+    /// retry after a lost reply or a killed process): refused as
+    /// `idempotency_key_reused` when the key was used for another question.
+    pub fn check_replay_of(&self, question: &Question, autor: &str) -> Result<(), OqError> {
+        let same = question.pergunta == self.pergunta
+            && question.sugestao == self.sugestao
+            && question.afeta == self.afeta
+            && question.session_id == self.session_id
+            && question.autor == autor;
+        if same {
+            return Ok(());
+        }
+        Err(OqError::invalid(
+            ErrorCode::IdempotencyKeyReused,
+            format!(
+                "this Idempotency-Key was used for another question ({}); a retry sends the same body, a new question a new key",
+                question.question_id
+            ),
+        ))
     }
 }
 

@@ -50,6 +50,26 @@ pub fn question_id_at(created_ms: u64) -> String {
     format!("q-{}{}", time_prefix(created_ms), random_suffix(8))
 }
 
+/// The id a declaration under an idempotency key gets: the same for the same project,
+/// agent and key (so a retry finds its first declaration by id, on any store), and
+/// unguessable from them without the key. 85 bits of SHA-256, in the ids' alphabet.
+pub fn keyed_question_id(project_id: &str, agent: &str, key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(b"oq keyed question\0")
+        .chain_update(project_id.as_bytes())
+        .chain_update(b"\0")
+        .chain_update(agent.as_bytes())
+        .chain_update(b"\0")
+        .chain_update(key.as_bytes())
+        .finalize();
+    let bits = u128::from_be_bytes(digest[..16].try_into().unwrap_or([0; 16]));
+    let tail: String = (0..17)
+        .map(|i| ALPHABET[((bits >> (i * 5)) & 31) as usize] as char)
+        .collect();
+    format!("q-k{tail}")
+}
+
 /// `ms` in 9 base-32 characters, most significant first (45 bits: until the year 3084).
 fn time_prefix(ms: u64) -> String {
     (0..9)

@@ -216,8 +216,12 @@ impl Source for HttpSource {
         input: &DeclareInput,
     ) -> Result<QuestionItem, OqError> {
         // The server knows the agent from the token; a local role flag does not apply.
-        self.post(&format!("/projects/{}/open-questions", seg(project)), input)
-            .await
+        let path = format!("/projects/{}/open-questions", seg(project));
+        let mut req = self.request(Method::POST, &path).json(input);
+        if let Some(key) = &input.idempotency_key {
+            req = req.header("idempotency-key", key);
+        }
+        self.send(req).await
     }
 
     async fn answer(

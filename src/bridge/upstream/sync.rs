@@ -68,6 +68,7 @@ impl Upstream {
                     sugestao: None,
                     afeta: Default::default(),
                     session_id: session_c.clone(),
+                    idempotency_key: None,
                 };
                 let recorded = e.record_question(
                     &service,

@@ -29,12 +29,18 @@ impl<S: Store> Engine<S> {
     ) -> Result<Question, OqError> {
         let role = check_declarer(actor)?;
         let input = input.validated()?;
+        // Under a key, the id is the key's: a retry finds its first declaration.
+        let keyed = input
+            .idempotency_key
+            .as_deref()
+            .map(|key| ids::keyed_question_id(project_id, actor.id(), key));
         self.record_question(
             actor,
             project_id,
             NewQuestion {
                 input: &input,
                 autor: role.as_str(),
+                question_id: keyed.as_deref(),
                 ..NewQuestion::declared(&input)
             },
         )
@@ -57,14 +63,19 @@ impl<S: Store> Engine<S> {
         let owned = (project_id.to_string(), actor.clone(), question_id.clone());
         self.store.transact(move |view| {
             let (project_id, actor, question_id) = (owned.0.as_str(), &owned.1, &owned.2);
-            session_in(view, project_id, &input.session_id)?;
-            check_references(view, project_id, &input.afeta)?;
-            if view.question(question_id)?.is_some() {
+            if let Some(first) = view.question(question_id)? {
+                // A retry is answered with its first declaration, whatever happened since.
+                if input.idempotency_key.is_some() {
+                    input.check_replay_of(&first, &autor)?;
+                    return Ok((Vec::new(), ()));
+                }
                 return Err(OqError::conflict(
                     ErrorCode::QuestionExists,
                     format!("question {question_id} already exists"),
                 ));
             }
+            session_in(view, project_id, &input.session_id)?;
+            check_references(view, project_id, &input.afeta)?;
             let event = Event::OpenQuestion {
                 question_id: question_id.clone(),
                 pergunta: input.pergunta.clone(),

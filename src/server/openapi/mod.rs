@@ -54,8 +54,13 @@ pub fn document() -> Value {
     );
     let mut declare = declare;
     declare["description"] = json!(format!(
-        "Who: an agent criativo, po, arquiteto or dev-lead. {CENTRAL_INSTRUCTION}"
+        "Who: an agent criativo, po, arquiteto or dev-lead. With an Idempotency-Key header, a retry carrying the same key and body gets the first question back (the same questionId); the key with another body is 422 `idempotency_key_reused`. {CENTRAL_INSTRUCTION}"
     ));
+    if let Some(params) = declare["parameters"].as_array_mut() {
+        params.push(json!({ "name": "Idempotency-Key", "in": "header", "required": false,
+            "description": "1–100 letters, digits, - _ . : @; the same key from the same agent returns the first question",
+            "schema": { "type": "string" } }));
+    }
 
     let mut answer = with_body(
         op(

@@ -64,9 +64,12 @@ pub async fn list(
 pub async fn declare(
     State(st): State<AppState>,
     who: InProject,
-    ApiJson(body): ApiJson<DeclareInput>,
+    headers: HeaderMap,
+    ApiJson(mut body): ApiJson<DeclareInput>,
 ) -> ApiResult<(StatusCode, Json<QuestionItem>)> {
     let (actor, project) = (who.actor.clone(), who.project.clone());
+    // A retry with the same key (an agent that lost the reply) gets the first question.
+    body.idempotency_key = idempotency_key(&headers)?;
     let q = st
         .write(move |e| e.declare(&actor, &project, &body))
         .await?;
@@ -74,6 +77,18 @@ pub async fn declare(
         StatusCode::CREATED,
         Json(QuestionItem::from_question(&q, &who.actor)),
     ))
+}
+
+/// The `Idempotency-Key` header, when sent.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, OqError> {
+    headers
+        .get("idempotency-key")
+        .map(|v| {
+            v.to_str()
+                .map(str::to_string)
+                .map_err(|_| OqError::invalid(ErrorCode::InvalidId, "Idempotency-Key is not text"))
+        })
+        .transpose()
 }
 
 /// The author-only answer. The body is checked first (422), then the author (403), then
@@ -87,14 +102,7 @@ pub async fn answer(
 ) -> ApiResult<Json<Answered>> {
     let (actor, project) = (who.actor.clone(), who.project.clone());
     // A retry with the same key (an outbox delivering again) gets the first result.
-    let key = match headers.get("idempotency-key") {
-        None => None,
-        Some(v) => Some(
-            v.to_str()
-                .map_err(|_| OqError::invalid(ErrorCode::InvalidId, "Idempotency-Key is not text"))?
-                .to_string(),
-        ),
-    };
+    let key = idempotency_key(&headers)?;
     let q = match bridged(&st, &project, &question_id).await? {
         // An imported OpenCode question: claimed, posted upstream, then recorded.
         Some((up, q)) => {
