@@ -398,6 +398,7 @@ fn engine_round(
             sugestao: Some(content.sugestao),
             afeta: content.afeta,
             session_id: session_id.into(),
+            idempotency_key: None,
         };
         let q = t
             .declare

@@ -20,6 +20,7 @@ fn declare(pergunta: &str, sugestao: Option<&str>) -> DeclareInput {
         sugestao: sugestao.map(Into::into),
         afeta: Afeta::default(),
         session_id: "s-1".into(),
+        idempotency_key: None,
     }
 }
 

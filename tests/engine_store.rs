@@ -57,6 +57,7 @@ fn ask(e: &LocalEngine, project: &str, session: &str, pergunta: &str, afeta: Afe
         sugestao: Some("the suggestion".into()),
         afeta,
         session_id: session.into(),
+        idempotency_key: None,
     };
     e.declare(&po(), project, &input).unwrap().question_id
 }

@@ -24,6 +24,7 @@ fn ask(e: &Engine<PgStore>, session: &str, pergunta: &str, afeta: Afeta) -> Stri
         sugestao: Some("the suggestion".into()),
         afeta,
         session_id: session.into(),
+        idempotency_key: None,
     };
     e.declare(&Actor::agent(Role::Criativo), "p", &input)
         .unwrap()

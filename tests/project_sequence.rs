@@ -51,6 +51,7 @@ fn declare(e: &LocalEngine, project: &str, session: &str, text: &str) {
             sugestao: None,
             afeta: Default::default(),
             session_id: session.into(),
+            idempotency_key: None,
         },
     )
     .unwrap();

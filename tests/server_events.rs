@@ -154,6 +154,7 @@ async fn every_change_once_across_a_forced_reconnect() {
             sugestao: None,
             afeta: Default::default(),
             session_id: w.conversation.clone(),
+            idempotency_key: None,
         },
     )
     .expect("cli declare");

@@ -50,6 +50,7 @@ fn filled(dir: &Path) -> (usize, String) {
                             ..Afeta::default()
                         },
                         session_id: s.session_id.clone(),
+                        idempotency_key: None,
                     },
                 )
                 .unwrap();
