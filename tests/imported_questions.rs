@@ -374,3 +374,46 @@ fn the_schema_refuses_a_second_settlement() {
         "{err}"
     );
 }
+
+#[test]
+fn a_second_submission_is_refused_until_the_first_is_released() {
+    use oq::domain::Event;
+    use oq::domain::delegation::{Claimant, PauseReason, PostKind};
+    let w = world();
+    let id = import(
+        &w,
+        "que_claim",
+        vec![prompt("Database", &["Postgres"], false, false)],
+    );
+    let submitted = || Event::QuestionSubmitted {
+        question_id: id.clone(),
+        claimant: Claimant::Manual,
+        post: PostKind::Reject,
+        answers: Vec::new(),
+        by: "dev-a".into(),
+        idempotency_key: None,
+    };
+    assert!(w.engine.note(&w.bridge, "loja", submitted()).unwrap());
+    assert_eq!(
+        code(w.engine.note(&w.bridge, "loja", submitted())),
+        "question_submission_claimed"
+    );
+    // A countdown noted after it says the claim was released (as a pause or resume do).
+    let countdown = Event::QuestionCountdown {
+        question_id: id.clone(),
+        deadline: 1,
+    };
+    assert!(w.engine.note(&w.bridge, "loja", countdown).unwrap());
+    assert!(w.engine.note(&w.bridge, "loja", submitted()).unwrap());
+    let paused = Event::QuestionPaused {
+        question_id: id.clone(),
+        reason: PauseReason::Refused,
+        by: "bridge:local".into(),
+    };
+    assert!(w.engine.note(&w.bridge, "loja", paused).unwrap());
+    assert!(w.engine.note(&w.bridge, "loja", submitted()).unwrap());
+    assert_eq!(
+        code(w.engine.note(&w.bridge, "loja", submitted())),
+        "question_submission_claimed"
+    );
+}

@@ -258,3 +258,105 @@ fn threads_of_two_stores_racing_to_answer_one_question() {
         .count();
     assert_eq!((won, refused), (1, 7), "{results:?}");
 }
+
+fn submitted(question_id: &str) -> oq::domain::Event {
+    use oq::domain::delegation::{Claimant, PostKind};
+    oq::domain::Event::QuestionSubmitted {
+        question_id: question_id.into(),
+        claimant: Claimant::Auto,
+        post: PostKind::Reply,
+        answers: vec![vec!["go on".into()]],
+        by: "bridge:oc".into(),
+        idempotency_key: None,
+    }
+}
+
+#[test]
+fn a_claim_is_a_row_one_submission_across_servers_until_released() {
+    let Some((db, e)) = setup("a_claim_is_a_row_one_submission_across_servers_until_released")
+    else {
+        return;
+    };
+    let q = ask(&e, "s-alice", "Claimed once?", Afeta::default());
+    let bridge = Actor::Service {
+        id: "bridge:oc".into(),
+    };
+    // Two servers' stores, eight threads each, noting a submission at once.
+    let engines = [Arc::new(e), Arc::new(engine(&db))];
+    let barrier = Arc::new(Barrier::new(16));
+    let handles: Vec<_> = (0..16)
+        .map(|i| {
+            let (e, barrier, q, bridge) = (
+                engines[i % 2].clone(),
+                barrier.clone(),
+                q.clone(),
+                bridge.clone(),
+            );
+            std::thread::spawn(move || {
+                barrier.wait();
+                e.note(&bridge, "p", submitted(&q))
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let won = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(won, 1, "{results:?}");
+    for r in results.iter().filter(|r| r.is_err()) {
+        assert_eq!(
+            r.as_ref().unwrap_err().code().as_str(),
+            "question_submission_claimed"
+        );
+    }
+    // A release (the bridge's pause after a refusal) lets the next claim through, once.
+    engines[1]
+        .note(
+            &bridge,
+            "p",
+            oq::domain::Event::QuestionPaused {
+                question_id: q.clone(),
+                reason: oq::domain::delegation::PauseReason::Refused,
+                by: "bridge:oc".into(),
+            },
+        )
+        .unwrap();
+    assert!(engines[0].note(&bridge, "p", submitted(&q)).unwrap());
+    let again = engines[1].note(&bridge, "p", submitted(&q));
+    assert_eq!(
+        again.unwrap_err().code().as_str(),
+        "question_submission_claimed"
+    );
+}
+
+#[test]
+fn an_upstreams_lease_has_one_holder_until_it_runs_out_or_is_given_up() {
+    use oq::engine::postgres::lease::Lease;
+    let Some((db, e)) = setup("an_upstreams_lease_has_one_holder_until_it_runs_out_or_is_given_up")
+    else {
+        return;
+    };
+    let other = engine(&db);
+    let (a, b) = (e.store().leases(), other.store().leases());
+    let term = std::time::Duration::from_millis(300);
+    assert_eq!(a.take("oc", "A", term).unwrap(), Lease::Held);
+    assert_eq!(
+        b.take("oc", "B", term).unwrap(),
+        Lease::Elsewhere(Some("A".into()))
+    );
+    // Renewed by its holder; another upstream's lease is apart.
+    assert_eq!(a.take("oc", "A", term).unwrap(), Lease::Held);
+    assert_eq!(b.take("other", "B", term).unwrap(), Lease::Held);
+    // A holder that stops renewing loses it once its term ran out, and cannot renew.
+    std::thread::sleep(term * 2);
+    assert_eq!(b.take("oc", "B", term).unwrap(), Lease::Held);
+    assert_eq!(
+        a.take("oc", "A", term).unwrap(),
+        Lease::Elsewhere(Some("B".into()))
+    );
+    // Given up: free at once.
+    b.give_up("oc", "B").unwrap();
+    assert_eq!(
+        a.take("oc", "A", std::time::Duration::from_secs(60))
+            .unwrap(),
+        Lease::Held
+    );
+}

@@ -25,6 +25,9 @@ pub struct OpencodeUpstream {
     /// The auto-delegate toggle when nothing was persisted yet.
     pub auto_delegate: bool,
     pub window_ms: u64,
+    /// The term of the upstream's lease on a PostgreSQL store (`lease_seconds`): a server
+    /// that dies holding it is replaced within 1.25 × this.
+    pub lease_ms: u64,
     /// Timing knobs; only tests change them (not in the file).
     pub timing: UpstreamTiming,
 }
@@ -42,6 +45,7 @@ impl std::fmt::Debug for OpencodeUpstream {
             .field("admins", &self.admins)
             .field("auto_delegate", &self.auto_delegate)
             .field("window_ms", &self.window_ms)
+            .field("lease_ms", &self.lease_ms)
             .finish()
     }
 }

@@ -142,8 +142,27 @@ impl Upstream {
         id
     }
 
-    /// The upstream's task: rounds of connect–rehydrate–follow until `stopping`.
+    /// The upstream's task for the server's life: wait for the upstream's lease (at once
+    /// on SQLite), drive it until the server stops or the lease is lost, and after a
+    /// loss forget everything and wait again. A clean stop gives the lease up.
     pub async fn run(self: Arc<Self>, mut stopping: watch::Receiver<bool>) {
+        while let Some(sent) = self.wait_for_lease(&mut stopping).await {
+            self.driving();
+            let (end_tx, end_rx) = watch::channel(false);
+            let keeper = tokio::spawn(self.clone().keep_lease(sent, stopping.clone(), end_tx));
+            self.clone().drive(end_rx).await;
+            let lost = keeper.await.unwrap_or(false);
+            if !lost {
+                break;
+            }
+            self.forget_all();
+        }
+        self.give_up_lease().await;
+    }
+
+    /// Driving the upstream: restore from the log, then rounds of
+    /// connect–rehydrate–follow until `stopping` (the server's stop or a lost lease).
+    async fn drive(self: Arc<Self>, mut stopping: watch::Receiver<bool>) {
         self.restore_from_log().await;
         self.load_settings().await;
         {

@@ -66,3 +66,20 @@ pub enum PostKind {
     Reply,
     Reject,
 }
+
+/// Whether a question's events (oldest first) hold a claim still outstanding: a
+/// submission noted — its POST may have left — with no countdown, pause or resume after
+/// it to say the claim was released. While one is, no second submission is noted
+/// ([`crate::engine`]'s `note` refuses it inside the write transaction): the claim is a
+/// row of the log, so it holds across every server on one store and across a failover
+/// in mid-claim, where a mutex of one process could not.
+pub fn outstanding_submission(events: &[super::Event]) -> bool {
+    use super::Event;
+    events.iter().fold(false, |open, e| match e {
+        Event::QuestionSubmitted { .. } => true,
+        Event::QuestionCountdown { .. }
+        | Event::QuestionPaused { .. }
+        | Event::QuestionResumed { .. } => false,
+        _ => open,
+    })
+}

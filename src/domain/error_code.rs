@@ -166,6 +166,10 @@ error_codes! {
     Unreachable => "unreachable",
     UnsupportedMediaType => "unsupported_media_type",
     UpstreamConflict => "upstream_conflict",
+    /// A bridged upstream's command reached a server that does not hold its lease:
+    /// another `oq serve` on the same database drives it (502, like every upstream
+    /// refusal: the server is up).
+    UpstreamDrivenElsewhere => "upstream_driven_elsewhere",
     UpstreamError => "upstream_error",
     UpstreamRefused => "upstream_refused",
     /// Seed 002: upstream may have the answer; never sent again.

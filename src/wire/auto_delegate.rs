@@ -97,6 +97,11 @@ pub struct UpstreamSnapshot {
     /// 0 when it never was connected since the server started.
     #[serde(default)]
     pub since_unix_ms: i64,
+    /// Another `oq serve` on the same database holds the upstream's lease and drives it;
+    /// this one neither connects nor counts (its `requests` are empty) and refuses the
+    /// upstream's commands with `upstream_driven_elsewhere`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub driven_elsewhere: bool,
     /// The machine's clock now, the clock of every `deadline`.
     #[serde(default)]
     pub now_ms: Option<u64>,
@@ -197,6 +202,9 @@ pub struct BridgeHealth {
     /// Since when (Unix ms, the server's clock) it is in this state; 0: never connected.
     #[serde(default)]
     pub since_unix_ms: i64,
+    /// Driven by another `oq serve` on the same database (not disconnected: not ours).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub driven_elsewhere: bool,
 }
 
 impl From<&UpstreamSnapshot> for BridgeHealth {
@@ -205,6 +213,7 @@ impl From<&UpstreamSnapshot> for BridgeHealth {
             name: u.name.clone(),
             connected: u.connected,
             since_unix_ms: u.since_unix_ms,
+            driven_elsewhere: u.driven_elsewhere,
         }
     }
 }

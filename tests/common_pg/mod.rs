@@ -5,7 +5,8 @@
 //!   per test ([`PgDb`]: an owner role that migrates, an app role that serves). The cluster
 //!   runs under a small `sh` supervisor reading our pipe: when this process ends, however
 //!   it ends, the pipe closes and the supervisor stops PostgreSQL (fast shutdown) — so
-//!   nothing is left running even when a test binary is killed.
+//!   nothing is left running even when a test binary is killed. A second `sh` (the
+//!   reaper) removes the cluster's temporary directory once PostgreSQL is gone.
 //! - [`PgCluster::start`]: a cluster of a test's own, for tests that stop and restart it.
 //!
 //! Without PostgreSQL installed, [`available`] says why; a test then skips outside CI and
@@ -115,6 +116,9 @@ pub struct PgCluster {
     bin: PathBuf,
     durability: Durability,
     supervisor: Option<(Child, ChildStdin)>,
+    /// Removes the temporary directory once this process ended and PostgreSQL stopped
+    /// (the shared cluster lives in a static, which is never dropped).
+    _reaper: Option<(Child, ChildStdin)>,
     _tmp: tempfile::TempDir,
 }
 
@@ -164,12 +168,14 @@ impl PgCluster {
             "initdb failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let reaper = reaper(tmp.path(), &dir);
         let mut cluster = PgCluster {
             port: free_port(),
             dir,
             bin,
             durability,
             supervisor: None,
+            _reaper: Some(reaper),
             _tmp: tmp,
         };
         cluster.resume();
@@ -216,16 +222,7 @@ impl PgCluster {
             args.join(" "),
             shell_quote(&log.to_string_lossy())
         );
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start postgres");
-        let stdin = child.stdin.take().unwrap();
-        self.supervisor = Some((child, stdin));
+        self.supervisor = Some(sh_on_our_pipe(&script));
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if self.admin().is_ok() {
@@ -303,6 +300,34 @@ impl Drop for PgCluster {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// A `sh` that waits for our pipe to close (this process ended, however), then for the
+/// cluster's postmaster to be gone (its supervisor stops it; at most ~60 s), and removes
+/// `tmp` — so no cluster directory outlives its test binary, killed or not.
+fn reaper(tmp: &Path, cluster: &Path) -> (Child, ChildStdin) {
+    let pid_file = cluster.join("postmaster.pid");
+    let script = format!(
+        "read _ignored; n=0; while [ -e {pid} ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done; rm -rf {tmp}",
+        pid = shell_quote(&pid_file.to_string_lossy()),
+        tmp = shell_quote(&tmp.to_string_lossy()),
+    );
+    sh_on_our_pipe(&script)
+}
+
+/// `sh -c script` with its stdin on a pipe of ours: its `read` returns when we close the
+/// pipe or this process ends, however it ends.
+fn sh_on_our_pipe(script: &str) -> (Child, ChildStdin) {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start sh");
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
 }
 
 fn shell_quote(s: &str) -> String {

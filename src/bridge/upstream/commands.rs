@@ -53,6 +53,7 @@ impl Upstream {
         snap.project = self.cfg.project.clone();
         snap.connected = inner.health.connected;
         snap.since_unix_ms = inner.health.since_unix_ms;
+        snap.driven_elsewhere = inner.elsewhere;
         snap.listed_directories = inner
             .conn
             .as_ref()
@@ -94,10 +95,10 @@ impl Upstream {
         let _ = self.feed(Input::SettingsLoaded { generation, value }).await;
     }
 
-    /// `PUT …/settings {enabled}` by `actor`, one of the upstream's admins: a real
-    /// boolean is persisted, noted in the log with its actor, then applied; anything else
-    /// changes nothing (`invalid_setting`). A failed save applies nothing.
+    /// `PUT …/settings {enabled}` by `actor`, one of the upstream's admins: a real boolean
+    /// is persisted, noted with its actor, then applied; anything else changes nothing.
     pub async fn set_enabled(self: &Arc<Self>, actor: &Actor, value: Value) -> Result<(), OqError> {
+        self.check_driving()?;
         if !matches!(actor, Actor::Person { id } if self.is_admin(id)) {
             return Err(OqError::forbidden(
                 ErrorCode::NotAnAdmin,
@@ -196,6 +197,7 @@ impl Upstream {
         reason: PauseReason,
     ) -> Result<(), OqError> {
         check_author_and_open(question, actor)?;
+        self.check_driving()?;
         {
             let mut inner = self.lock();
             self.ensure_known(&mut inner, question);
@@ -231,6 +233,7 @@ impl Upstream {
         question: &Question,
     ) -> Result<(), OqError> {
         check_author_and_open(question, actor)?;
+        self.check_driving()?;
         {
             let mut inner = self.lock();
             self.ensure_known(&mut inner, question);
@@ -264,6 +267,7 @@ impl Upstream {
         question: &Question,
     ) -> Result<(), OqError> {
         check_author_and_open(question, actor)?;
+        self.check_driving()?;
         {
             let mut inner = self.lock();
             self.ensure_known(&mut inner, question);
@@ -352,6 +356,7 @@ impl Upstream {
                 Post::Reject
             }
         };
+        self.check_driving()?;
         let rx = {
             let mut inner = self.lock();
             self.ensure_known(&mut inner, &question);

@@ -244,9 +244,8 @@ impl Upstream {
         let rid = request_id.clone();
         let timeout = self.cfg.timing.post_timeout;
         let task = tokio::spawn(async move {
-            if !me.note_submission(&rid, claim, &submission).await {
-                me.finish_post(Some(conn_id), rid, claim, UpstreamResult::NotSent)
-                    .await;
+            if let Err(instead) = me.note_submission(&rid, claim, &submission).await {
+                me.finish_post(Some(conn_id), rid, claim, instead).await;
                 return;
             }
             me.stats.posts.fetch_add(1, Ordering::Relaxed);

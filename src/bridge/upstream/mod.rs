@@ -33,6 +33,7 @@
 //! lost as `vanished` (a closure, not an answer).
 
 mod commands;
+mod lease;
 mod machine;
 mod record;
 mod sync;
@@ -141,6 +142,33 @@ pub(crate) struct Inner {
     /// The deadline last noted in the log per request (machine clock): a re-arm of the
     /// same deadline writes nothing.
     pub noted_deadlines: HashMap<String, u64>,
+    /// Another server holds the upstream's lease (PostgreSQL): this one drives nothing.
+    pub elsewhere: bool,
+}
+
+impl Inner {
+    /// A machine that knows nothing yet: at start, and after the lease was lost (what
+    /// another server then decided is read back from the log on the next take).
+    fn new(cfg: &OpencodeUpstream, elsewhere: bool) -> Inner {
+        let epoch = crate::engine::sqlite::now_ms().max(0) as u64;
+        Inner {
+            delegate: Delegate::new(DelegateConfig {
+                window_ms: cfg.window_ms,
+                epoch,
+                settled_retention_ms: cfg.timing.settled_retention.as_millis() as u64,
+            }),
+            conn: None,
+            next_conn: 1,
+            known: HashMap::new(),
+            waiters: HashMap::new(),
+            submissions: HashMap::new(),
+            sessions: HashSet::new(),
+            takeovers: HashMap::new(),
+            health: Health::default(),
+            noted_deadlines: HashMap::new(),
+            elsewhere,
+        }
+    }
 }
 
 pub struct Upstream {
@@ -159,6 +187,8 @@ pub struct Upstream {
     writing: tokio::sync::Mutex<()>,
     pub stats: Stats,
     tips: tokio::sync::broadcast::Sender<DelegateTip>,
+    /// Who drives the upstream among the servers on one database.
+    pub(crate) lease: lease::Keeper,
 }
 
 impl Upstream {
@@ -177,28 +207,18 @@ impl Upstream {
             password: p.clone(),
         });
         let client = Client::new(&cfg.url, auth)?;
-        let epoch = crate::engine::sqlite::now_ms().max(0) as u64;
+        let leases = match engine.store() {
+            crate::engine::AnyStore::Postgres(pg) => Some(pg.leases()),
+            crate::engine::AnyStore::Sqlite(_) => None,
+        };
         Ok(Arc::new(Upstream {
             service: Actor::Service {
                 id: format!("bridge:{}", cfg.name),
             },
             settings_path: settings::path_for(data_dir, &cfg.name),
-            inner: Mutex::new(Inner {
-                delegate: Delegate::new(DelegateConfig {
-                    window_ms: cfg.window_ms,
-                    epoch,
-                    settled_retention_ms: cfg.timing.settled_retention.as_millis() as u64,
-                }),
-                conn: None,
-                next_conn: 1,
-                known: HashMap::new(),
-                waiters: HashMap::new(),
-                submissions: HashMap::new(),
-                sessions: HashSet::new(),
-                takeovers: HashMap::new(),
-                health: Health::default(),
-                noted_deadlines: HashMap::new(),
-            }),
+            // On PostgreSQL nothing is driven before the lease is taken.
+            inner: Mutex::new(Inner::new(&cfg, leases.is_some())),
+            lease: lease::Keeper::new(leases),
             writes: Mutex::new(Vec::new()),
             writing: tokio::sync::Mutex::new(()),
             clock: Instant::now(),
@@ -231,11 +251,12 @@ impl Upstream {
 
     /// The connection as the list and the status line show it.
     pub fn health(&self) -> BridgeHealth {
-        let h = self.lock().health;
+        let inner = self.lock();
         BridgeHealth {
             name: self.cfg.name.clone(),
-            connected: h.connected,
-            since_unix_ms: h.since_unix_ms,
+            connected: inner.health.connected,
+            since_unix_ms: inner.health.since_unix_ms,
+            driven_elsewhere: inner.elsewhere,
         }
     }
 

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::bridge::delegate::{Claimant, Inspection, Settlement};
+use crate::bridge::delegate::{Claimant, Inspection, Settlement, UpstreamResult};
 use crate::domain::choices::ClosedReason;
 use crate::domain::{AnswerInput, DecisionSource, Event};
 use crate::engine::ImportedSettlement;
@@ -91,15 +91,18 @@ impl Upstream {
             .await
     }
 
-    /// Notes that `claim`'s POST is about to leave; `false` when it could not be noted
-    /// (then nothing is sent: a POST the log does not know of would be unaccountable
-    /// after a crash).
+    /// Notes that `claim`'s POST is about to leave. `Err` says what to feed instead of
+    /// sending: `NotSent` when it could not be noted (a POST the log does not know of
+    /// would be unaccountable after a crash); `Uncertain` when the store refused it
+    /// because a submission of another claim is outstanding — another server on the
+    /// store (a failover in mid-claim) may have sent it, so it is a tombstone here too,
+    /// and nothing here releases that claim.
     pub(super) async fn note_submission(
         &self,
         request_id: &str,
         claim: Claim,
         s: &Submission,
-    ) -> bool {
+    ) -> Result<(), UpstreamResult> {
         let event = Event::QuestionSubmitted {
             question_id: request_id.to_string(),
             claimant: claim.by,
@@ -109,10 +112,14 @@ impl Upstream {
             idempotency_key: s.key.clone(),
         };
         match self.note(self.service.clone(), event).await {
-            Ok(_) => true,
+            Ok(_) => Ok(()),
+            Err(e) if e.code() == crate::domain::ErrorCode::QuestionSubmissionClaimed => {
+                tracing::warn!(upstream = %self.cfg.name, request = %request_id, "already claimed in the store (another server?); not sending it");
+                Err(UpstreamResult::Uncertain)
+            }
             Err(e) => {
                 tracing::warn!(upstream = %self.cfg.name, request = %request_id, error = %e, "could not note the submission; not sending it");
-                false
+                Err(UpstreamResult::NotSent)
             }
         }
     }

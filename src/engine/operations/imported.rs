@@ -5,6 +5,7 @@
 
 use super::{Engine, new_event, question_in};
 use crate::domain::choices::{ClosedReason, render_choices};
+use crate::domain::delegation::outstanding_submission;
 use crate::domain::question::check_author_and_open;
 use crate::domain::{Actor, DecisionSource, ErrorCode, Event, OqError, Question};
 use crate::engine::ids;
@@ -110,6 +111,8 @@ impl<S: Store> Engine<S> {
     /// Records a bridge's note. Question notes need the question in `project_id` and
     /// are written only while it is open (`Ok(false)`: settled meanwhile, nothing
     /// written); an upstream's toggle is a project event. Any other event is refused.
+    /// A submission while another is outstanding is `question_submission_claimed`
+    /// (`outstanding_submission`): the single-flight claim, decided in the store.
     pub fn note(&self, actor: &Actor, project_id: &str, event: Event) -> Result<bool, OqError> {
         let question = match &event {
             Event::QuestionCountdown { question_id, .. }
@@ -131,6 +134,17 @@ impl<S: Store> Engine<S> {
                 && !question_in(view, Some(project), &id)?.is_open()
             {
                 return Ok((Vec::new(), false));
+            }
+            if let Event::QuestionSubmitted { question_id, .. } = &event
+                && outstanding_submission(&view.question_events(question_id)?)
+            {
+                return Err(OqError::conflict(
+                    ErrorCode::QuestionSubmissionClaimed,
+                    format!(
+                        "question {question_id} is already claimed: a submission noted before \
+                         (by this server or another on the store) has no outcome yet"
+                    ),
+                ));
             }
             Ok((vec![new_event(project, actor, event)], true))
         })?;

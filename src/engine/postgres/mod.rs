@@ -13,12 +13,14 @@
 //! - `view.rs`: the reads, as the SQLite store's, over `engine::fold`.
 //! - `writer.rs`: group commit under one advisory lock, positions allocated in order.
 //! - `listen.rs`: LISTEN/NOTIFY, so every server hears every other's commits.
+//! - `lease.rs`: which server drives each bridged OpenCode upstream (a lease row).
 //!
 //! Opening checks before it serves: a database without an oq schema, of another
 //! application, older or newer than this binary, or a role that could alter history are
 //! refused, and nothing is written.
 
 mod conn;
+pub mod lease;
 mod listen;
 pub mod raw;
 pub mod schema;
@@ -70,6 +72,11 @@ impl PgStore {
 
     pub fn target(&self) -> &PgTarget {
         &self.target
+    }
+
+    /// The bridges' leases of this server, on a connection of their own.
+    pub fn leases(&self) -> lease::Leases {
+        lease::Leases::new(self.target.clone())
     }
 
     /// Follows the commits of every server on this database: `on_change` runs after each

@@ -30,8 +30,7 @@ pub const MIGRATE_LOCK: i64 = 0x6F71_0214_0002;
 /// The channel a commit notifies, with the newest position as payload.
 pub const CHANNEL: &str = "oq_events";
 
-/// Version 1: the log, its guards, the derived open set and links, the bridges' leases
-/// and claims.
+/// Version 1: the log, its guards, the derived open set and links, the bridges' leases.
 pub const V1_EVENT_LOG: &str = r#"
 CREATE TABLE oq.meta (
     singleton   boolean PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -167,25 +166,18 @@ CREATE TRIGGER events_derive AFTER INSERT ON oq.events
     FOR EACH ROW EXECUTE FUNCTION oq.derive();
 
 -- Bridges: which server drives each [[opencode]] upstream (a lease renewed while it
--- lives), and the single-flight claim of each upstream request (a row, so a claim holds
--- across servers and across a failover). Operational state, not history: rows change.
+-- lives; `lease.rs`). Operational state, not history: rows change. The single-flight
+-- claim of a request is no row here but an event of the log (`open_question.submitted`),
+-- decided under the writers' lock, so it holds across servers and a failover.
 CREATE TABLE oq.bridge_leases (
     upstream   text PRIMARY KEY,
     holder     text NOT NULL,
     expires_at timestamptz NOT NULL
 );
-CREATE TABLE oq.bridge_claims (
-    upstream   text NOT NULL,
-    request_id text NOT NULL,
-    holder     text NOT NULL,
-    state      text NOT NULL CHECK (state IN ('claimed', 'posted', 'uncertain')),
-    claimed_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (upstream, request_id)
-);
 "#;
 
 /// What the role that serves may do, granted by `oq store migrate --grant ROLE`: read
-/// everything, append to the log, keep the bridges' leases and claims. Nothing else: it
+/// everything, append to the log, keep the bridges' leases. Nothing else: it
 /// cannot change or remove an event, nor write the derived tables itself.
 pub fn grants(role: &str) -> String {
     let r = quote_ident(role);
@@ -193,7 +185,7 @@ pub fn grants(role: &str) -> String {
         "GRANT USAGE ON SCHEMA oq TO {r};
          GRANT SELECT ON oq.meta, oq.open_questions, oq.question_links TO {r};
          GRANT SELECT, INSERT ON oq.events TO {r};
-         GRANT SELECT, INSERT, UPDATE, DELETE ON oq.bridge_leases, oq.bridge_claims TO {r};"
+         GRANT SELECT, INSERT, UPDATE, DELETE ON oq.bridge_leases TO {r};"
     )
 }
 

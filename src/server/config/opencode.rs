@@ -14,6 +14,9 @@ use crate::domain::text::check_id;
 
 /// The auto-delegate window when `window_seconds` is not given.
 pub const DEFAULT_WINDOW_SECONDS: u64 = 30;
+/// The term of an upstream's lease on a PostgreSQL store when `lease_seconds` is not
+/// given: a server that dies holding it is replaced within 12.5 s.
+pub const DEFAULT_LEASE_SECONDS: u64 = 10;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,6 +34,7 @@ pub(super) struct RawOpencode {
     admins: Option<Vec<Spanned<String>>>,
     auto_delegate: Option<Spanned<bool>>,
     window_seconds: Option<Spanned<u64>>,
+    lease_seconds: Option<Spanned<u64>>,
 }
 
 /// The `[[opencode]]` tables: names unique and id-like, URLs http(s), directories
@@ -158,6 +162,16 @@ pub(super) fn parse_opencode(
             }
             Some(w) => *w.get_ref(),
         };
+        let lease_seconds = match &o.lease_seconds {
+            None => DEFAULT_LEASE_SECONDS,
+            Some(l) if *l.get_ref() == 0 || *l.get_ref() > 600 => {
+                return Err(err(
+                    Some(l.span()),
+                    format!("opencode {name:?}: lease_seconds must be 1 to 600"),
+                ));
+            }
+            Some(l) => *l.get_ref(),
+        };
         out.push(OpencodeUpstream {
             name: name.clone(),
             url,
@@ -169,6 +183,7 @@ pub(super) fn parse_opencode(
             admins,
             auto_delegate: o.auto_delegate.as_ref().is_none_or(|a| *a.get_ref()),
             window_ms: window_seconds * 1000,
+            lease_ms: lease_seconds * 1000,
             timing: UpstreamTiming::default(),
         });
     }

@@ -60,7 +60,7 @@ pub(super) fn delegate_ops() -> DelegateOps {
         ("422", "a malformed body (`invalid_body`)"),
         (
             "502",
-            "delegate while the upstream cannot be reached (`upstream_unreachable`); nothing sent",
+            "delegate while the upstream cannot be reached (`upstream_unreachable`), or any command on a server that does not drive the upstream (`upstream_driven_elsewhere`: another `oq serve` on the database holds its lease); nothing sent",
         ),
     ];
     let hints = json!({ "type": "object", "additionalProperties": false, "properties": {
@@ -75,7 +75,7 @@ pub(super) fn delegate_ops() -> DelegateOps {
         op
     };
     let snapshot = base(
-        "The auto-delegate snapshot of each OpenCode upstream: its connection (connected, sinceUnixMs), settings, coverage, and per request its state (waiting, counting with deadline and deadlineUnixMs, paused with pauseReason interaction|user|goal|refused|unreachable and pausedBy, disabled, submitting, uncertain, settled)",
+        "The auto-delegate snapshot of each OpenCode upstream: its connection (connected, sinceUnixMs; drivenElsewhere when another `oq serve` on the database drives it), settings, coverage, and per request its state (waiting, counting with deadline and deadlineUnixMs, paused with pauseReason interaction|user|goal|refused|unreachable and pausedBy, disabled, submitting, uncertain, settled)",
         reader,
         &[],
         &[],
