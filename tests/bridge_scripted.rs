@@ -491,7 +491,12 @@ fn every_non_clean_end_goes_through_one_cleanup_once_and_nothing_leaks() {
             })
         }
     });
-    until(DEADLINE, || (u2.held().1 == 1).then_some(())).expect("a POST in flight");
+    // In flight: held by the connection AND received upstream (the submission note is
+    // written before it leaves, so the task exists a little before the POST does).
+    until(DEADLINE, || {
+        (u2.held().1 == 1 && bridge_server::scripted::posts(&up.script) == 1).then_some(())
+    })
+    .expect("a POST in flight");
     assert!(s.end_connection(End::StreamError("forced".into())));
     assert!(!s.end_connection(End::StreamError("twice".into())) || released() == before + 1);
     let (st, b) = waiter.join().unwrap();
