@@ -23,6 +23,14 @@ fn oq(peer: &Peer, dir: &str, args: &[&str]) -> Out {
 }
 
 fn oq_with(peer: &Peer, dir: &str, args: &[&str], password: Option<&str>) -> Out {
+    let mut c = oq_command(peer, dir, password);
+    c.arg("--json").args(args);
+    run(&mut c)
+}
+
+/// `oq --source opencode+BASE --directory DIR`, its env cleared of every password but
+/// the one given.
+fn oq_command(peer: &Peer, dir: &str, password: Option<&str>) -> std::process::Command {
     let data = peer.state.path().join("oq-data");
     let mut c = common::oq(&data, "ana");
     for v in [
@@ -39,10 +47,8 @@ fn oq_with(peer: &Peer, dir: &str, args: &[&str], password: Option<&str>) -> Out
     c.arg("--source")
         .arg(format!("opencode+{}", peer.base))
         .arg("--directory")
-        .arg(dir)
-        .arg("--json")
-        .args(args);
-    run(&mut c)
+        .arg(dir);
+    c
 }
 
 /// Polls `oq list` until the session's question is there (and `pred` holds for it).
@@ -186,7 +192,12 @@ fn a_question_the_agent_asks_is_answered_from_oq_and_the_agent_continues() {
     let listed = oq(&peer, &dir, &["list"]);
     assert_eq!(listed.json()["total"], 0, "{listed:?}");
     let again = oq(&peer, &dir, &["answer", &id, "--text", "Redis"]);
-    assert_eq!(again.code, 5, "{again:?}");
+    assert_eq!(again.code, 8, "{again:?}");
+    assert_eq!(again.json()["code"], "question_closed");
+    // An id OpenCode never made is unknown, not closed.
+    let unknown = oq(&peer, &dir, &["answer", "q-nope", "--text", "Redis"]);
+    assert_eq!(unknown.code, 5, "{unknown:?}");
+    assert_eq!(unknown.json()["code"], "not_found");
     // A second reply straight to OpenCode is 404: settled elsewhere, not an error.
     let second = block_on(peer.client().reply(&id, &dir, &[vec!["Redis".into()]])).unwrap();
     assert_eq!(second, Settled::Elsewhere);
@@ -325,6 +336,85 @@ fn two_questions_one_multi_select_are_checked_locally_then_answered() {
     );
 }
 
+/// `oq show` (text) prints a request whole: every part with its header, options,
+/// `multiple` and free text, and the answer command that fits it (`--answers-json`,
+/// never `--text`, which such a request refuses). Its age is from when the agent asked
+/// (the tool part's start), not from the list call.
+#[test]
+fn a_request_is_shown_whole_and_aged_from_when_the_agent_asked() {
+    let Some(peer) = opencode::shared() else {
+        return;
+    };
+    let dir = peer.directory("whole");
+    let questions = json!([
+        {
+            "question": "Which queue should the whole service use?",
+            "header": "Queue",
+            "options": [
+                {"label": "Kafka", "description": "a log"},
+                {"label": "Nats", "description": "a bus"}
+            ],
+            "multiple": false
+        },
+        {
+            "question": "Which regions?",
+            "header": "Regions",
+            "options": [
+                {"label": "eu-west", "description": ""},
+                {"label": "us-east", "description": "the default"}
+            ],
+            "multiple": true
+        }
+    ]);
+    let session = peer.prompt(&dir, Some(&ask_json(questions)));
+    let item = wait_listed(&peer, &dir, &session, |_| true);
+    let id = item["questionId"].as_str().unwrap().to_string();
+
+    let request = block_on(peer.client().list(&dir))
+        .unwrap()
+        .into_iter()
+        .find(|r| r.id == id)
+        .unwrap();
+    let call = request.tool.expect("OpenCode names the tool call").call_id;
+    let part = block_on(peer.client().tool_part(&session, &dir, &call))
+        .unwrap()
+        .expect("the question's tool part");
+    let started = part.state.and_then(|s| s.time).map(|t| t.start).unwrap();
+    assert_eq!(item["createdAt"], started, "{item}");
+
+    let shown = run(oq_command(&peer, &dir, None).args(["show", &id]));
+    assert_eq!(shown.code, 0, "{shown:?}");
+    let text = &shown.stdout;
+    for expected in [
+        "part 1/2 · Queue (one option, or your own text)",
+        "Which queue should the whole service use?",
+        "1. Kafka — a log",
+        "2. Nats — a bus",
+        "part 2/2 · Regions (any of the options, and your own text)",
+        "Which regions?",
+        "1. eu-west\n",
+        "2. us-east — the default",
+        &format!("oq answer {id} --answers-json '[[\"Kafka\"],[\"eu-west\"]]'"),
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in:\n{text}");
+    }
+    assert!(
+        !text.contains("--text"),
+        "a request refuses --text:\n{text}"
+    );
+    let example = oq(
+        &peer,
+        &dir,
+        &[
+            "answer",
+            &id,
+            "--answers-json",
+            r#"[["Kafka"],["eu-west"]]"#,
+        ],
+    );
+    assert_eq!(example.code, 0, "the hint's own command works: {example:?}");
+}
+
 #[test]
 fn dismissing_from_oq_rejects_upstream() {
     let Some(peer) = opencode::shared() else {
@@ -349,8 +439,9 @@ fn dismissing_from_oq_rejects_upstream() {
         "the agent does not resume with an answer"
     );
     assert!(block_on(peer.client().list(&dir)).unwrap().is_empty());
-    // Gone: dismissing again finds nothing; straight to OpenCode it is 404 = elsewhere.
-    assert_eq!(oq(&peer, &dir, &["dismiss", &id]).code, 5);
+    // Gone: dismissing again is refused as settled; straight to OpenCode it is 404 =
+    // elsewhere.
+    assert_eq!(oq(&peer, &dir, &["dismiss", &id]).code, 8);
     assert_eq!(
         block_on(peer.client().reject(&id, &dir)).unwrap(),
         Settled::Elsewhere
@@ -430,10 +521,10 @@ fn the_source_moves_its_revision_and_forgets_what_was_settled_elsewhere() {
             &oq::domain::AnswerInput::text("Postgres".to_string()),
         ))
         .unwrap_err();
-    assert!(
-        matches!(err, oq::domain::OqError::NotFound { .. }),
-        "{err:?}"
-    );
+    // Settled elsewhere first: `question_closed` (exit 8), as the README promises, not
+    // an unknown id.
+    assert_eq!(err.code(), "question_closed", "{err:?}");
+    assert_eq!(err.exit_code(), 8, "{err:?}");
     let r2 = wait_for(|| {
         let r = rt.block_on(source.revision(None)).unwrap();
         (r > r1).then_some(r)

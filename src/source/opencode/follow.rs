@@ -13,6 +13,9 @@ use crate::engine::sqlite::now_ms;
 use crate::opencode::{Auth, Client, Placement, Scope, events};
 use crate::wire::QuestionItem;
 
+/// OpenCode's question request ids (`que_…`).
+const REQUEST_ID_PREFIX: &str = "que_";
+
 impl OpencodeSource {
     /// `url` is `opencode+http://HOST:PORT` (or without the prefix); `directories` are
     /// absolute paths, as OpenCode scopes them; `person` answers their questions.
@@ -97,10 +100,21 @@ impl OpencodeSource {
             } else {
                 self.client.session_status(dir).await.ok()
             };
+            // A request's age is from when its agent asked (the tool part's start), read
+            // once per request; OpenCode's list itself carries no time.
+            let mut asked = HashMap::new();
+            for request in &requests {
+                if !self.state().seen.contains_key(&request.id) {
+                    if let Some(at) = self.asked_at(dir, request).await {
+                        asked.insert(request.id.clone(), at);
+                    }
+                }
+            }
             let now = now_ms();
             let mut st = self.state();
             for request in requests {
-                st.seen.entry(request.id.clone()).or_insert(now);
+                let at = asked.get(&request.id).copied().unwrap_or(now);
+                st.seen.entry(request.id.clone()).or_insert(at);
                 let not_busy = busy
                     .as_ref()
                     .is_some_and(|b| !b.get(&request.session_id).is_some_and(|s| s.is_busy()));
@@ -115,6 +129,20 @@ impl OpencodeSource {
         let st = self.state();
         out.sort_by_key(|p| (st.seen.get(&p.request.id).copied(), p.request.id.clone()));
         Ok(out)
+    }
+
+    /// When the agent asked: the start of the request's `question` tool part. `None`
+    /// when upstream does not say (no tool reference, an older server, an error): the
+    /// time this process first saw it stands in.
+    async fn asked_at(&self, dir: &str, request: &Request) -> Option<i64> {
+        let tool = request.tool.as_ref()?;
+        let part = self
+            .client
+            .tool_part(&request.session_id, dir, &tool.call_id)
+            .await
+            .ok()??;
+        let start = part.state?.time?.start;
+        (start > 0).then_some(start)
     }
 
     pub(super) fn item(&self, p: &Pending) -> QuestionItem {
@@ -178,6 +206,26 @@ impl OpencodeSource {
                 self.directories.join(", ")
             ),
         }
+    }
+
+    /// What answering or dismissing a request that is not pending means. OpenCode keeps
+    /// no record of settled requests, so a request id (`que_…`) that is no longer listed
+    /// was settled elsewhere (answered, dismissed, or lost with its session) as far as
+    /// anyone here can tell: `question_closed`, as for any question settled first.
+    /// Anything else is an id OpenCode never made: `not_found`.
+    pub(super) fn not_settleable(&self, id: &str) -> OqError {
+        if self.settled(id).is_some() || !id.starts_with(REQUEST_ID_PREFIX) {
+            return self.missing(id);
+        }
+        OqError::conflict(
+            ErrorCode::QuestionClosed,
+            format!(
+                "question {id} is no longer pending in OpenCode at {} ({}): it was answered, \
+                 dismissed or lost there; nothing was changed",
+                self.client.base(),
+                self.directories.join(", ")
+            ),
+        )
     }
 
     pub(super) fn settled_elsewhere(&self, id: &str) -> OqError {

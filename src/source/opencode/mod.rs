@@ -170,7 +170,7 @@ impl Source for OpencodeSource {
         input: &AnswerInput,
     ) -> Result<QuestionItem, OqError> {
         let Some(p) = self.find(project, question_id).await? else {
-            return Err(self.missing(question_id));
+            return Err(self.not_settleable(question_id));
         };
         let seen_at = self.item(&p).created_at;
         let mut q = p
@@ -211,7 +211,7 @@ impl Source for OpencodeSource {
         question_id: &str,
     ) -> Result<QuestionItem, OqError> {
         let Some(p) = self.find(project, question_id).await? else {
-            return Err(self.missing(question_id));
+            return Err(self.not_settleable(question_id));
         };
         let seen_at = self.item(&p).created_at;
         match self.client.reject(&p.request.id, &p.directory).await? {
