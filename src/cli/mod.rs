@@ -8,6 +8,7 @@ mod outbox;
 pub mod render;
 mod run;
 pub mod store;
+mod store_local;
 mod work;
 
 pub use args::Cli;

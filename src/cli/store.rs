@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use super::args::GlobalArgs;
+use super::store_local;
 use crate::domain::error::exit;
 use crate::domain::{ErrorCode, OqError};
 use crate::engine::SqliteStore;
@@ -24,6 +25,24 @@ pub enum StoreCommand {
     /// as it is; the leftovers of a lost one (an empty `oq.sqlite3`, a `-wal` without
     /// its store) are moved aside to `….lost-<ms>` first.
     Init,
+    /// Check the local store: SQLite's integrity_check, the schema, every index against
+    /// the log recomputed alone, and the hash chains. Exit 0 sound, 14 damaged.
+    Check {
+        /// The quick form `oq serve` runs at start (quick_check, no chain walk).
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Walk every project's hash chain and name the first event edited, deleted,
+    /// inserted or reordered by hand. Exit 0 intact, 14 tampered.
+    Verify,
+    /// Print each project's chain head (events, newest link), to keep elsewhere.
+    Head,
+    /// Copy the local store to FILE (which must not exist) while it is in use — one
+    /// consistent moment, checked whole (chains too) before it is put in place.
+    Backup {
+        /// Where the copy goes: restore it as `<data dir>/oq.sqlite3` (README).
+        file: PathBuf,
+    },
     /// Create or bring forward the oq schema in a PostgreSQL database (as its owner), and
     /// grant the role `oq serve` uses reading and appending only.
     Migrate(MigrateArgs),
@@ -92,6 +111,30 @@ pub fn run(command: StoreCommand, global: &GlobalArgs) -> i32 {
     let json = global.json;
     let outcome = match command {
         StoreCommand::Init => init(global),
+        StoreCommand::Check { quick } => {
+            return finish(
+                json,
+                local(global).and_then(|d| store_local::check(&d, quick, json)),
+            );
+        }
+        StoreCommand::Verify => {
+            return finish(
+                json,
+                local(global).and_then(|d| store_local::verify(&d, json)),
+            );
+        }
+        StoreCommand::Backup { file } => {
+            return finish(
+                json,
+                local(global).and_then(|d| store_local::backup(&d, &file, json)),
+            );
+        }
+        StoreCommand::Head => {
+            return finish(
+                json,
+                local(global).and_then(|d| store_local::head(&d, json)),
+            );
+        }
         StoreCommand::Migrate(m) => migrate(&m, json),
         StoreCommand::Copy(c) => copy_store(&c, json),
     };
@@ -102,6 +145,25 @@ pub fn run(command: StoreCommand, global: &GlobalArgs) -> i32 {
             e.exit_code()
         }
     }
+}
+
+fn finish(json: bool, outcome: Result<i32, OqError>) -> i32 {
+    outcome.unwrap_or_else(|e| {
+        super::context::report_error(json, &e);
+        e.exit_code()
+    })
+}
+
+/// The local data dir, which must already hold a store: checking never makes one.
+fn local(global: &GlobalArgs) -> Result<PathBuf, OqError> {
+    let dir = super::context::data_dir(global)?;
+    if !dir.join(STORE_FILE).exists() {
+        return Err(OqError::store(
+            ErrorCode::NotAnOqStore,
+            format!("{} holds no oq store ({STORE_FILE})", dir.display()),
+        ));
+    }
+    Ok(dir)
 }
 
 fn init(global: &GlobalArgs) -> Result<(), OqError> {

@@ -79,6 +79,8 @@ pub mod exit {
     pub const QUEUED: i32 = 12;
     /// The server answered, but its upstream (a bridged OpenCode) did not take it.
     pub const UPSTREAM: i32 = 13;
+    /// `oq store check` or `verify` found damage or tampering.
+    pub const DAMAGED: i32 = 14;
 }
 
 impl OqError {

@@ -235,8 +235,17 @@ async fn open_store(config: &Config) -> Result<AnyStore, OqError> {
     let (data_dir, choice) = (config.data_dir.clone(), config.store.clone());
     tokio::task::spawn_blocking(move || match choice {
         config::StoreChoice::Sqlite => {
-            SqliteStore::open_in_with(&data_dir, crate::engine::sqlite::Flush::Pipelined)
-                .map(AnyStore::Sqlite)
+            let store =
+                SqliteStore::open_in_with(&data_dir, crate::engine::sqlite::Flush::Pipelined)?;
+            // The quick check: damage found stops writes (reads go on, /healthz says why).
+            let report = store.check(crate::engine::sqlite::Depth::Quick)?;
+            if !report.is_clean() {
+                eprintln!(
+                    "oq serve: the store is damaged; serving reads only: {}",
+                    report.findings().join("; ")
+                );
+            }
+            Ok(AnyStore::Sqlite(store))
         }
         config::StoreChoice::Postgres(target) => PgStore::open(&target).map(AnyStore::Postgres),
     })

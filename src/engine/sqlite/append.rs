@@ -2,8 +2,9 @@
 //! longer appends in chunks under a savepoint, and the schema's refusals mapped back to
 //! the domain's.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
+use super::chain::{self, Canonical, GENESIS, Link};
 use super::now_ms;
 use crate::domain::{ErrorCode, OqError, StoredEvent};
 use crate::engine::ids;
@@ -48,30 +49,49 @@ pub(super) fn append_events(
 
 /// Rows per INSERT statement: 11 parameters each, far below SQLite's parameter limit.
 const ROWS_PER_INSERT: usize = 64;
-const EVENT_COLUMNS: usize = 11;
+const EVENT_COLUMNS: usize = 12;
 
-/// Each event's position within its project: the project's newest, plus one, counted on
-/// through the batch. Read inside the caller's write transaction, so no other writer can
-/// take the same numbers (the unique index on `(project_id, project_seq)` would refuse it).
-fn project_positions(conn: &Connection, new_events: &[NewEvent]) -> Result<Vec<i64>, OqError> {
-    let mut newest = conn
-        .prepare_cached("SELECT coalesce(max(project_seq), 0) FROM events WHERE project_id = ?1")?;
+/// A project's newest position and link, as the batch moves them on.
+type ProjectHead = (i64, Link);
+/// Per event (its position, its project's slot), and per project slot its head.
+type Heads = (Vec<(i64, usize)>, Vec<ProjectHead>);
+
+/// Each event's position within its project and the link before it: the project's
+/// newest, counted on through the batch. Read inside the caller's write transaction, so
+/// no other writer can take the same numbers (the unique index on `(project_id,
+/// project_seq)` would refuse it). Returns, per event, its position and the index of the
+/// project's running state in the second list (position, last link).
+fn project_heads(
+    conn: &Connection,
+    new_events: &[NewEvent],
+) -> Result<Heads, OqError> {
+    let mut newest = conn.prepare_cached(
+        "SELECT project_seq, chain FROM events WHERE project_id = ?1 ORDER BY project_seq DESC LIMIT 1",
+    )?;
     // A decision's events almost always share one project: a short list beats a map.
-    let mut next: Vec<(&str, i64)> = Vec::with_capacity(1);
+    let mut names: Vec<&str> = Vec::with_capacity(1);
+    let mut heads: Vec<ProjectHead> = Vec::with_capacity(1);
     let mut out = Vec::with_capacity(new_events.len());
     for ne in new_events {
-        let slot = match next.iter().position(|(p, _)| *p == ne.project_id) {
+        let slot = match names.iter().position(|p| *p == ne.project_id) {
             Some(i) => i,
             None => {
-                let top: i64 = newest.query_row([&ne.project_id], |r| r.get(0))?;
-                next.push((&ne.project_id, top));
-                next.len() - 1
+                let top = newest
+                    .query_row([&ne.project_id], |r| {
+                        Ok((r.get::<_, i64>(0)?, chain::as_link(r.get(1)?)))
+                    })
+                    .optional()?
+                    .map(|(seq, link)| (seq, link.unwrap_or(GENESIS)))
+                    .unwrap_or((0, GENESIS));
+                names.push(&ne.project_id);
+                heads.push(top);
+                heads.len() - 1
             }
         };
-        next[slot].1 += 1;
-        out.push(next[slot].1);
+        heads[slot].0 += 1;
+        out.push((heads[slot].0, slot));
     }
-    Ok(out)
+    Ok((out, heads))
 }
 
 /// One INSERT for `new_events` (at most [`ROWS_PER_INSERT`]).
@@ -85,12 +105,12 @@ fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<Store
         // OR ROLLBACK, like the schema's guards: nothing an insert fires can abort it
         // half-way, so SQLite keeps no statement journal; a refusal ends the whole
         // transaction instead, and the writer fails the whole batch.
-        "INSERT OR ROLLBACK INTO events (event_id, type, project_id, project_seq, session_id, question_id, task_id, story_id, actor, at, payload)
+        "INSERT OR ROLLBACK INTO events (event_id, type, project_id, project_seq, session_id, question_id, task_id, story_id, actor, at, payload, chain)
          VALUES {}",
         vec![tuple.as_str(); n].join(", ")
     );
     let mut insert = conn.prepare_cached(&sql)?;
-    let positions = project_positions(conn, &new_events)?;
+    let (positions, mut heads) = project_heads(conn, &new_events)?;
     let at = now_ms();
     let mut rows = Vec::with_capacity(n);
     for ne in &new_events {
@@ -98,7 +118,6 @@ fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<Store
             serde_json::to_string(&ne.event).map_err(|e| OqError::Internal(e.to_string()))?;
         rows.push((ids::event_id(), payload));
     }
-    let mut params: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(n * EVENT_COLUMNS);
     let columns: Vec<_> = new_events
         .iter()
         .map(|ne| {
@@ -111,8 +130,39 @@ fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<Store
             )
         })
         .collect();
-    for (((ne, (event_id, payload)), (kind, session, question, task, story)), position) in
+    // Each event's link, in order: it follows the one before it in its project.
+    let mut links: Vec<Link> = Vec::with_capacity(n);
+    for (((ne, (event_id, payload)), (kind, session, question, task, story)), (_, slot)) in
         new_events.iter().zip(&rows).zip(&columns).zip(&positions)
+    {
+        let link = Canonical {
+            texts: [
+                Some(event_id.as_bytes()),
+                Some(kind.as_bytes()),
+                Some(ne.project_id.as_bytes()),
+                session.map(str::as_bytes),
+                question.map(str::as_bytes),
+                task.map(str::as_bytes),
+                story.map(str::as_bytes),
+                Some(ne.actor.as_bytes()),
+            ],
+            at,
+            payload: payload.as_bytes(),
+        }
+        .link(&heads[*slot].1);
+        heads[*slot].1 = link;
+        links.push(link);
+    }
+    let mut params: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(n * EVENT_COLUMNS);
+    for (
+        (((ne, (event_id, payload)), (kind, session, question, task, story)), (position, _)),
+        link,
+    ) in new_events
+        .iter()
+        .zip(&rows)
+        .zip(&columns)
+        .zip(&positions)
+        .zip(&links)
     {
         params.extend_from_slice(&[
             event_id as &dyn rusqlite::ToSql,
@@ -126,6 +176,7 @@ fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<Store
             &ne.actor,
             &at,
             payload,
+            link,
         ]);
     }
     insert
@@ -140,7 +191,7 @@ fn insert_rows(conn: &Connection, new_events: Vec<NewEvent>) -> Result<Vec<Store
         .zip(rows)
         .zip(positions)
         .enumerate()
-        .map(|(i, ((ne, (event_id, _)), project_seq))| StoredEvent {
+        .map(|(i, ((ne, (event_id, _)), (project_seq, _)))| StoredEvent {
             seq: first + i as i64,
             project_seq,
             event_id,

@@ -13,6 +13,8 @@
 //! `vfs.rs`, so a full disk is an error and never a SIGBUS.
 
 mod append;
+mod backup;
+mod chain;
 mod check;
 mod checkpoint;
 mod fault;
@@ -22,6 +24,7 @@ mod init;
 mod open;
 pub mod raw;
 mod schema;
+mod verify;
 mod vfs;
 mod view;
 mod writer;
@@ -37,11 +40,13 @@ use crate::domain::{ErrorCode, OqError, StoredEvent};
 use crate::engine::store::{NewEvent, Store, StoreView};
 
 use append::append_events;
+pub use check::{Depth, Report};
 pub use fault::busy_timeout;
 use health::Health;
 pub use health::Standing;
 pub use init::Initialised;
 pub use schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
+pub use verify::{Break, Head, Tamper, Verified};
 use view::SqliteView;
 use writer::Writer;
 
@@ -166,6 +171,36 @@ impl SqliteStore {
     /// `(from, to)` schema versions when opening migrated the store.
     pub fn migrated(&self) -> Option<(i64, i64)> {
         self.migrated
+    }
+
+    /// `oq store check`: the file, the schema and the indexes against the log (and, in
+    /// full, the chains), in one read snapshot. Damage found also stops this process
+    /// writing.
+    pub fn check(&self, depth: Depth) -> Result<Report, OqError> {
+        let report = self.snapshot(|conn| Ok(check::run(conn, depth)))?;
+        if !report.is_clean() {
+            self.health.damage(&report.findings().join("; "));
+        }
+        Ok(report)
+    }
+
+    /// `oq store verify`: every project's chain walked, the first break named.
+    pub fn verify(&self) -> Result<Verified, OqError> {
+        self.snapshot(|conn| verify::verify(conn).map_err(|e| fault::classify(conn, e)))
+    }
+
+    /// `oq store head`: each project's newest link.
+    pub fn heads(&self) -> Result<Vec<Head>, OqError> {
+        self.snapshot(|conn| verify::heads(conn).map_err(|e| fault::classify(conn, e)))
+    }
+
+    fn snapshot<T>(&self, f: impl FnOnce(&Connection) -> Result<T, OqError>) -> Result<T, OqError> {
+        self.health.readable()?;
+        let mut conn = self.reader();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let out = f(&tx)?;
+        tx.finish()?;
+        Ok(out)
     }
 
     /// Whether this process still writes (and reads) the store, and why not.

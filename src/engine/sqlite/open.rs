@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
+use super::schema::{self, APPLICATION_ID, LATEST_VERSION};
 use super::{fault, vfs};
 use crate::domain::{ErrorCode, OqError};
 
@@ -213,9 +213,7 @@ fn write_schema(temp: &Path, store: &Path) -> Result<(), OqError> {
         .map_err(|e| fail(Some(&conn), e))?;
     let tx = conn.transaction().map_err(|e| fail(None, e))?;
     let steps = || -> rusqlite::Result<()> {
-        for step in MIGRATIONS {
-            tx.execute_batch(step)?;
-        }
+        schema::migrate(&tx, 0)?;
         tx.pragma_update(None, "application_id", APPLICATION_ID)?;
         tx.pragma_update(None, "user_version", LATEST_VERSION)
     };
@@ -256,9 +254,7 @@ pub fn migrate_if_behind(
     check_header(path, app, version, tables)?;
     if version < LATEST_VERSION {
         let steps = || -> rusqlite::Result<()> {
-            for step in &MIGRATIONS[version as usize..] {
-                tx.execute_batch(step)?;
-            }
+            schema::migrate(&tx, version as usize)?;
             tx.pragma_update(None, "application_id", APPLICATION_ID)?;
             tx.pragma_update(None, "user_version", LATEST_VERSION)
         };

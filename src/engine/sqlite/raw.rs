@@ -97,6 +97,9 @@ pub fn write_all(
             }
         }
     }
+    // Chained here, in each project's order: a store's chain is its own (PostgreSQL
+    // carries none), and verify on the copy checks what was copied.
+    super::chain::backfill(&tx)?;
     tx.commit()?;
     Ok(n)
 }

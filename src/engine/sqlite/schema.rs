@@ -19,7 +19,24 @@ pub const MIGRATIONS: &[&str] = &[
     V4_CLOSED_QUESTIONS,
     V5_LEAN_LOG,
     V6_PROJECT_SEQUENCE,
+    V7_EVENT_CHAIN,
 ];
+
+/// The version whose step is followed by chaining the existing history (`chain.rs`,
+/// code SQL cannot run: SHA-256).
+pub const CHAIN_VERSION: i64 = 7;
+
+/// Runs `MIGRATIONS[from..]` in the caller's transaction: each step's SQL and, after
+/// the chain's, the one-time chaining of what is already in the log.
+pub fn migrate(conn: &rusqlite::Connection, from: usize) -> rusqlite::Result<()> {
+    for (i, step) in MIGRATIONS.iter().enumerate().skip(from) {
+        conn.execute_batch(step)?;
+        if i as i64 + 1 == CHAIN_VERSION {
+            super::chain::backfill(conn)?;
+        }
+    }
+    Ok(())
+}
 
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -316,4 +333,12 @@ CREATE TRIGGER events_refuse_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'oq: the event log is append-only; UPDATE is refused'); END;
 DROP INDEX events_by_project_seq;
 CREATE UNIQUE INDEX events_project_seq ON events(project_id, project_seq);
+"#;
+
+/// Version 7: tamper evidence. Each event's `chain` is SHA-256 over the previous event's
+/// chain in its project and the event's canonical bytes (`chain.rs`), written by the
+/// appending INSERT itself; the history already there is chained once, in order, by
+/// [`migrate`].
+pub const V7_EVENT_CHAIN: &str = r#"
+ALTER TABLE events ADD COLUMN chain BLOB;
 "#;
