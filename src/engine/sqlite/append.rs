@@ -61,10 +61,7 @@ type Heads = (Vec<(i64, usize)>, Vec<ProjectHead>);
 /// no other writer can take the same numbers (the unique index on `(project_id,
 /// project_seq)` would refuse it). Returns, per event, its position and the index of the
 /// project's running state in the second list (position, last link).
-fn project_heads(
-    conn: &Connection,
-    new_events: &[NewEvent],
-) -> Result<Heads, OqError> {
+fn project_heads(conn: &Connection, new_events: &[NewEvent]) -> Result<Heads, OqError> {
     let mut newest = conn.prepare_cached(
         "SELECT project_seq, chain FROM events WHERE project_id = ?1 ORDER BY project_seq DESC LIMIT 1",
     )?;
