@@ -20,6 +20,7 @@ pub mod cleanup;
 pub mod config;
 pub mod drafts;
 pub mod effect;
+mod input;
 pub mod keymap;
 mod keys;
 pub mod model;
@@ -31,7 +32,7 @@ pub mod update;
 pub mod view;
 pub mod watch;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,7 +93,8 @@ pub fn open<S: Source + Clone + 'static>(
         Ok(()) => 0,
         Err(e) => {
             terminal::restore();
-            eprintln!("oq: {e:#}");
+            // Not `eprintln!`: on a terminal that is gone it would panic (EIO).
+            let _ = writeln!(std::io::stderr(), "oq: {e:#}");
             1
         }
     }

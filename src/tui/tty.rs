@@ -10,13 +10,14 @@
 use std::io::{self, Stdout, Write};
 use std::path::Path;
 
-use crossterm::event::{Event, EventStream};
+use crossterm::event::Event;
 use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
-use futures_util::{FutureExt, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::app_io::edit;
+use super::input::TtyInput;
 use super::terminal::TerminalGuard;
 
 /// An input event, or `None` when the input has ended (the terminal is gone).
@@ -50,25 +51,59 @@ pub trait Tty {
     fn edit(&mut self, dir: &Path, question_id: &str, text: &str) -> Result<String, String>;
 }
 
-/// The real terminal: the guard's modes, crossterm's backend on stdout, its events.
+/// The real terminal: the guard's modes, crossterm's backend on stdout, oq's own
+/// reader of stdin (`input/`), SIGWINCH as resizes.
 pub struct CrosstermTty {
-    // Dropped in this order: ratatui's `Terminal` shows the cursor when dropped, so it
-    // goes before the guard's one restore, which must be the last thing written.
-    terminal: Terminal<CrosstermBackend<Stdout>>,
+    // Always `Some` but in `Drop`, which retires it before the guard's restore.
+    terminal: Option<Terminal<CrosstermBackend<Stdout>>>,
     guard: TerminalGuard,
-    events: EventStream,
+    input: TtyInput,
+    winch: Signal,
 }
 
 impl CrosstermTty {
     /// Takes the terminal (raw mode, alternate screen, …) and clears it.
     pub fn enter() -> io::Result<CrosstermTty> {
+        let winch = signal(SignalKind::window_change())?;
         let guard = TerminalGuard::enter()?;
         Ok(CrosstermTty {
-            terminal: fresh_terminal()?,
+            terminal: Some(fresh_terminal()?),
             guard,
-            events: EventStream::new(),
+            input: TtyInput::start()?,
+            winch,
         })
     }
+}
+
+/// Drops a terminal, unless its cursor cannot be shown: ratatui's `Drop` would then
+/// `eprintln!` the error, which panics on a terminal that is gone (EIO on stderr).
+fn retire(mut terminal: Terminal<CrosstermBackend<Stdout>>) {
+    if terminal.show_cursor().is_ok() {
+        drop(terminal);
+    } else {
+        std::mem::forget(terminal);
+    }
+}
+
+impl CrosstermTty {
+    fn live(&mut self) -> &mut Terminal<CrosstermBackend<Stdout>> {
+        #[allow(clippy::expect_used)]
+        self.terminal.as_mut().expect("held until the drop")
+    }
+}
+
+impl Drop for CrosstermTty {
+    fn drop(&mut self) {
+        // Before the guard (a field, dropped after this): its restore comes last.
+        if let Some(t) = self.terminal.take() {
+            retire(t);
+        }
+    }
+}
+
+fn resized() -> Input {
+    let (w, h) = crossterm::terminal::size().unwrap_or((0, 0));
+    Some(Ok(Event::Resize(w, h)))
 }
 
 /// A cleared screen and a terminal whose buffers match it. (`Terminal::clear` would
@@ -83,24 +118,27 @@ impl Tty for CrosstermTty {
     type Backend = CrosstermBackend<Stdout>;
 
     fn terminal(&mut self) -> &mut Terminal<Self::Backend> {
-        &mut self.terminal
+        self.live()
     }
 
     async fn next_event(&mut self) -> Input {
-        self.events.next().await
+        tokio::select! {
+            ev = self.input.next() => ev.map(Ok),
+            Some(()) = self.winch.recv() => resized(),
+        }
     }
 
     fn ready_event(&mut self) -> Option<Input> {
-        self.events.next().now_or_never()
+        self.input.ready().map(|ev| ev.map(Ok))
     }
 
     fn begin_frame(&mut self) {
-        let _ = crossterm::queue!(self.terminal.backend_mut(), BeginSynchronizedUpdate);
+        let _ = crossterm::queue!(self.live().backend_mut(), BeginSynchronizedUpdate);
     }
 
     fn end_frame(&mut self) -> io::Result<()> {
-        let _ = crossterm::queue!(self.terminal.backend_mut(), EndSynchronizedUpdate);
-        Write::flush(self.terminal.backend_mut())
+        let _ = crossterm::queue!(self.live().backend_mut(), EndSynchronizedUpdate);
+        Write::flush(self.live().backend_mut())
     }
 
     fn raw(&mut self, bytes: &[u8]) {
@@ -110,12 +148,16 @@ impl Tty for CrosstermTty {
     }
 
     fn edit(&mut self, dir: &Path, question_id: &str, text: &str) -> Result<String, String> {
-        // The event stream's reader would steal the editor's keys: stop it first.
-        self.events = EventStream::new();
+        // The reader would steal the editor's keys: it stops before the editor starts
+        // and reads again only once the terminal is ours again.
+        self.input.pause();
         let result = edit(&self.guard, dir, question_id, text);
-        if let Ok(t) = fresh_terminal() {
-            self.terminal = t;
+        if let Ok(t) = fresh_terminal()
+            && let Some(old) = self.terminal.replace(t)
+        {
+            retire(old);
         }
+        self.input.resume();
         result
     }
 }

@@ -307,3 +307,165 @@ impl Screen {
         }
     }
 }
+
+/// `oq` on a pty that is NOT its controlling terminal (no `setsid`, the slave opened
+/// with `O_NOCTTY`), so closing the master hangs the tty up without any SIGHUP — the
+/// "terminal gone without a signal" of issue 11. The child runs in its own process
+/// group and is killed on drop.
+pub struct Detached {
+    pub child: std::process::Child,
+    master: Option<std::os::fd::OwnedFd>,
+    output: Vec<u8>,
+    _config: tempfile::TempDir,
+}
+
+impl Detached {
+    pub fn spawn(dir: &Path, user: &str, env: &[(&str, &str)]) -> Detached {
+        use rustix::fs::{Mode, OFlags};
+        use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+        use std::os::unix::process::CommandExt;
+        let master =
+            openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).expect("openpt");
+        grantpt(&master).expect("grantpt");
+        unlockpt(&master).expect("unlockpt");
+        let name = ptsname(&master, Vec::new()).expect("ptsname");
+        let slave = rustix::fs::open(
+            name.as_c_str(),
+            OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .expect("open the pty's slave");
+        rustix::termios::tcsetwinsize(
+            &slave,
+            rustix::termios::Winsize {
+                ws_row: ROWS,
+                ws_col: COLS,
+                ws_xpixel: 0,
+                ws_ypixel: 0,
+            },
+        )
+        .expect("window size");
+        let config = tempfile::tempdir().expect("config dir");
+        let stdio = |fd: &std::os::fd::OwnedFd| std::process::Stdio::from(fd.try_clone().unwrap());
+        let mut cmd = Command::new(BIN);
+        cmd.args(["--data-dir", dir.to_str().unwrap(), "--as", user])
+            .env("TERM", "xterm-256color")
+            .env("NO_COLOR", "1")
+            .env("OQ_CONFIG_DIR", config.path())
+            .env("EDITOR", "true")
+            .env("VISUAL", "true")
+            .stdin(stdio(&slave))
+            .stdout(stdio(&slave))
+            .stderr(stdio(&slave))
+            .process_group(0);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("spawn oq");
+        drop(slave);
+        Detached {
+            child,
+            master: Some(master),
+            output: Vec::new(),
+            _config: config,
+        }
+    }
+
+    /// Reads what the child wrote, waiting at most `ms` for the first byte.
+    fn pump(&mut self, ms: i32) {
+        use rustix::event::{PollFd, PollFlags, poll};
+        let Some(master) = self.master.as_ref() else {
+            return;
+        };
+        let timeout = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: i64::from(ms) * 1_000_000,
+        };
+        let mut fds = [PollFd::new(master, PollFlags::IN)];
+        if poll(&mut fds, Some(&timeout)).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut buf = [0u8; 8192];
+        if let Ok(n) = rustix::io::read(master, &mut buf) {
+            self.output.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    pub fn screen(&self) -> String {
+        Screen::render(&self.output, ROWS as usize, COLS as usize)
+    }
+
+    pub fn wait_text(&mut self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            self.pump(50);
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out waiting for {text}; screen:\n{s}"
+            );
+        }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        let master = self.master.as_ref().expect("the terminal is open");
+        rustix::io::write(master, bytes).expect("write to the pty");
+        // Let oq read each key as its own event, and keep draining its output.
+        self.pump(30);
+    }
+
+    pub fn typed(&mut self, s: &str) {
+        for c in s.chars() {
+            let mut b = [0u8; 4];
+            self.send(c.encode_utf8(&mut b).as_bytes());
+        }
+    }
+
+    /// The terminal goes away: the master is closed, the tty hung up, no signal sent.
+    pub fn hang_up(&mut self) {
+        self.master = None;
+    }
+
+    /// The child's CPU time so far (user + system), in clock ticks, from /proc; it can
+    /// still be read while the child is a zombie, so it is final once the child exited.
+    pub fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
+            .expect("/proc/PID/stat");
+        let after = &stat[stat.rfind(')').expect("comm") + 2..];
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        // After the comm: state is field 3; utime and stime are fields 14 and 15.
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    }
+
+    /// Whether the child has exited (a zombie not yet reaped, or gone).
+    pub fn exited(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
+            .map_or(true, |s| s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+    }
+
+    /// Waits (a generous deadline, nothing timed) for the child to exit; its CPU ticks
+    /// at exit, then reaps it.
+    pub fn wait_exit(&mut self) -> (u64, std::process::ExitStatus) {
+        let start = Instant::now();
+        while !self.exited() {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "oq is still running after its terminal went away ({} CPU ticks)",
+                self.cpu_ticks()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let ticks = self.cpu_ticks();
+        (ticks, self.child.wait().expect("reap oq"))
+    }
+}
+
+impl Drop for Detached {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
