@@ -59,7 +59,10 @@ fn the_editor_opens_on_the_first_key_and_gets_every_key_after_it() {
     tui.wait_text("EDITOR-READY");
     tui.typed("from the editor");
     tui.send(b"\r");
-    tui.wait_text("from the editor");
+    // The TUI is back (its fresh screen cleared the editor's) with the text in its field.
+    tui.wait_for("the TUI back with the editor's text", |s| {
+        s.contains("from the editor") && !s.contains("EDITOR-READY")
+    });
     // The field has the text and the focus: end without another key.
     tui.signal("TERM");
     tui.wait_exit();
