@@ -67,8 +67,22 @@ fn non_author_sees_inert_controls_and_the_reason() {
     update(&mut m, ch('j'));
     update(&mut m, ch('j'));
     assert_eq!(m.current().unwrap().question_id, "q-3");
-    update(&mut m, ch('a'));
     snap("non_author", &m, &dark());
+    // An answering key there: the modal that takes what is typed next.
+    update(&mut m, ch('a'));
+    snap("inert_notice", &m, &dark());
+}
+
+#[test]
+fn the_field_closed_under_the_person() {
+    let mut m = queue();
+    update(&mut m, ch('i'));
+    typed(&mut m, "Pix first, then");
+    let rest: Vec<_> = sample("dev-a").into_iter().skip(1).collect();
+    reloaded(&mut m, rest, false);
+    let by_ana = answered(sample("dev-a").remove(0), "ana", false, "Cards first", 0);
+    looked_up(&mut m, by_ana);
+    snap("interrupted_notice", &m, &dark());
 }
 
 #[test]

@@ -110,10 +110,17 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
     // The draft: on disk before anything else happens to the form.
     draft_changed(model, &mut fx);
     if flags.reset_form && (model.form.is_some() || model.choices.is_some()) {
+        let typing_in = match model.focus {
+            Focus::Answer => model.form.as_ref().map(|f| f.question_id.clone()),
+            Focus::Choices => model.choices.as_ref().map(|c| c.question_id.clone()),
+            _ => None,
+        };
         model.form = None;
         model.choices = None;
-        if matches!(model.focus, Focus::Answer | Focus::Choices) {
+        if let Some(id) = typing_in {
+            // The keys that keep coming are the notice's, never commands.
             model.focus = Focus::Queue;
+            super::modal::source_lost(model, &id, reason.describe());
         }
     }
     // A pending notification.

@@ -59,6 +59,10 @@ pub enum Effect {
         project: String,
         answers: Vec<Vec<String>>,
     },
+    /// Fetch one question (`Source::question`) to say who settled it.
+    LookUp {
+        question_id: String,
+    },
     Readiness {
         project: String,
         gate: ReadinessGate,
@@ -121,6 +125,11 @@ pub enum Msg {
     ChoicesSent {
         question_id: String,
         result: Result<(), String>,
+    },
+    /// The reply to [`Effect::LookUp`].
+    LookedUp {
+        question_id: String,
+        result: Result<Box<QuestionItem>, String>,
     },
     ReadinessRecorded {
         gate: ReadinessGate,

@@ -8,6 +8,7 @@ use super::choices::{ChoiceForm, Outcome};
 use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::Effect;
 use super::keymap::Action;
+use super::modal::Modal;
 use super::model::{Focus, InFlight, Model, PAGE};
 use super::update::{draft_changed, error, info, reload, sync_form};
 use crate::domain::AnswerInput;
@@ -15,6 +16,12 @@ use crate::domain::readiness::ReadinessGate;
 use crate::engine::StatusFilter;
 
 pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
+    if model.modal.is_some() {
+        if super::modal::key(model, k) {
+            fx.extend(quit(model));
+        }
+        return;
+    }
     if model.help {
         if model.keymap.normal(k) == Some(Action::Quit)
             && k.modifiers.contains(KeyModifiers::CONTROL)
@@ -25,7 +32,7 @@ pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         return;
     }
     match model.focus {
-        Focus::Search => search_key(model, k),
+        Focus::Search => search_key(model, k, fx),
         Focus::Answer => field_key(model, k, fx),
         Focus::Choices => choices_key(model, k, fx),
         Focus::Queue | Focus::Waiting | Focus::Question => {
@@ -36,7 +43,7 @@ pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     }
 }
 
-fn search_key(model: &mut Model, k: &KeyEvent) {
+fn search_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     match k.code {
         KeyCode::Esc => {
             model.search.clear();
@@ -56,7 +63,7 @@ fn search_key(model: &mut Model, k: &KeyEvent) {
         _ => return,
     }
     model.refresh_visible();
-    sync_form(model);
+    sync_form(model, fx);
 }
 
 fn field_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
@@ -133,6 +140,20 @@ fn refusal(model: &Model) -> Option<String> {
     None
 }
 
+/// An answering key was refused. On a question this person cannot answer the refusal is
+/// a modal: what they type next (believing they are in a field) must not act.
+fn refuse(model: &mut Model, why: String) {
+    match model.current() {
+        Some(q) if q.status == "open" && !q.can_answer => {
+            model.modal = Some(Modal::Inert {
+                question_id: q.question_id.clone(),
+                reason: why,
+            });
+        }
+        _ => error(model, why),
+    }
+}
+
 /// The quit key is a teardown like any other: through the one cleanup.
 fn quit(model: &mut Model) -> Vec<Effect> {
     abort_open_work(model, &ExitReason::Teardown(Teardown::Quit))
@@ -140,7 +161,7 @@ fn quit(model: &mut Model) -> Vec<Effect> {
 
 fn submit_text(model: &mut Model, fx: &mut Vec<Effect>) {
     if let Some(why) = refusal(model) {
-        return error(model, why);
+        return refuse(model, why);
     }
     let Some(form) = &model.form else { return };
     let text = form.value();
@@ -174,7 +195,7 @@ fn submit(model: &mut Model, input: AnswerInput, fx: &mut Vec<Effect>) {
 
 fn open_editor(model: &mut Model, fx: &mut Vec<Effect>) {
     if let Some(why) = refusal(model) {
-        return error(model, why);
+        return refuse(model, why);
     }
     if model.current().is_some_and(|q| !q.prompts.is_empty()) {
         return error(
@@ -182,7 +203,7 @@ fn open_editor(model: &mut Model, fx: &mut Vec<Effect>) {
             "this question is answered by choosing options (i)".into(),
         );
     }
-    sync_form(model);
+    sync_form(model, fx);
     if let Some(f) = &model.form {
         fx.push(Effect::OpenEditor {
             question_id: f.question_id.clone(),
@@ -191,7 +212,7 @@ fn open_editor(model: &mut Model, fx: &mut Vec<Effect>) {
     }
 }
 
-fn move_by(model: &mut Model, delta: isize) {
+fn move_by(model: &mut Model, delta: isize, fx: &mut Vec<Effect>) {
     match model.focus {
         Focus::Waiting => {
             let last = model.waiting.len().saturating_sub(1) as isize;
@@ -207,7 +228,7 @@ fn move_by(model: &mut Model, delta: isize) {
             model.selected = (model.selected as isize + delta).clamp(0, last) as usize;
             model.selected_id = model.current().map(|q| q.question_id.clone());
             model.detail_scroll = 0;
-            sync_form(model);
+            sync_form(model, fx);
         }
     }
 }
@@ -248,12 +269,12 @@ fn readiness(model: &mut Model, gate: ReadinessGate, fx: &mut Vec<Effect>) {
 
 fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
     match action {
-        Action::Down => move_by(model, 1),
-        Action::Up => move_by(model, -1),
-        Action::PageDown => move_by(model, 10),
-        Action::PageUp => move_by(model, -10),
-        Action::Top => move_by(model, -(isize::MAX / 2)),
-        Action::Bottom => move_by(model, isize::MAX / 2),
+        Action::Down => move_by(model, 1, fx),
+        Action::Up => move_by(model, -1, fx),
+        Action::PageDown => move_by(model, 10, fx),
+        Action::PageUp => move_by(model, -10, fx),
+        Action::Top => move_by(model, -(isize::MAX / 2), fx),
+        Action::Bottom => move_by(model, isize::MAX / 2, fx),
         Action::NextPane | Action::PrevPane => {
             let order = [Focus::Queue, Focus::Waiting, Focus::Question];
             let at = order.iter().position(|f| *f == model.focus).unwrap_or(0);
@@ -276,7 +297,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         Action::ScrollDown => model.detail_scroll = model.detail_scroll.saturating_add(1),
         Action::ScrollUp => model.detail_scroll = model.detail_scroll.saturating_sub(1),
         Action::Accept => match refusal(model) {
-            Some(why) => error(model, why),
+            Some(why) => refuse(model, why),
             None => match model.current() {
                 Some(q) if !q.prompts.is_empty() => error(
                     model,
@@ -290,14 +311,14 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         },
         Action::Answer => {
             if model.focus == Focus::Waiting {
-                return jump_to_waiting(model);
+                return jump_to_waiting(model, fx);
             }
             if let Some(why) = refusal(model) {
-                return error(model, why);
+                return refuse(model, why);
             }
             let Some(q) = model.current() else { return };
             if q.prompts.is_empty() {
-                sync_form(model);
+                sync_form(model, fx);
                 model.focus = Focus::Answer;
             } else {
                 if model
@@ -321,7 +342,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             model.queue.cursor = None;
             model.queue.loaded_once = false;
             model.refresh_visible();
-            sync_form(model);
+            sync_form(model, fx);
             fx.extend(reload(model));
         }
         Action::Sort => {
@@ -337,7 +358,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             if model.notice.take().is_none() && !model.search.is_empty() {
                 model.search.clear();
                 model.refresh_visible();
-                sync_form(model);
+                sync_form(model, fx);
             }
             model.focus = Focus::Queue;
         }
@@ -351,7 +372,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
     }
 }
 
-fn jump_to_waiting(model: &mut Model) {
+fn jump_to_waiting(model: &mut Model, fx: &mut Vec<Effect>) {
     let Some(w) = model.waiting.get(model.waiting_selected) else {
         return;
     };
@@ -366,7 +387,7 @@ fn jump_to_waiting(model: &mut Model) {
             model.selected_id = Some(id);
             model.focus = Focus::Queue;
             model.detail_scroll = 0;
-            sync_form(model);
+            sync_form(model, fx);
         }
         None => error(
             model,
@@ -392,7 +413,7 @@ pub(super) fn paste(model: &mut Model, text: &str, fx: &mut Vec<Effect>) {
                 .push_str(text.lines().next().unwrap_or_default());
             model.dirty = true;
             model.refresh_visible();
-            sync_form(model);
+            sync_form(model, fx);
         }
         Focus::Choices => {
             if let Some(c) = model.choices.as_mut().filter(|c| c.typing) {

@@ -23,6 +23,7 @@ pub mod effect;
 mod input;
 pub mod keymap;
 mod keys;
+pub mod modal;
 pub mod model;
 mod runner;
 pub mod terminal;

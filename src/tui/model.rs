@@ -12,6 +12,7 @@ use ratatui_textarea::TextArea;
 use super::auto::AutoView;
 use super::choices::ChoiceForm;
 use super::keymap::Keymap;
+use super::modal::Modal;
 use crate::engine::StatusFilter;
 use crate::wire::{QuestionItem, WaitingItem};
 
@@ -203,6 +204,8 @@ pub struct Model {
     /// Answers waiting in the outbox for this source (the driver counts them on disk).
     pub outbox: usize,
     pub notice: Option<Notice>,
+    /// A modal notice over the screen; while up it takes every key (`modal.rs`).
+    pub modal: Option<Modal>,
     /// The auto-delegate of bridged questions (`auto.rs`).
     pub auto: AutoView,
     pub help: bool,
@@ -253,6 +256,7 @@ impl Model {
             revision: None,
             outbox: 0,
             notice: None,
+            modal: None,
             auto: AutoView::default(),
             help: false,
             keymap,

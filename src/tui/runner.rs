@@ -223,6 +223,19 @@ impl<S: Source + Clone + 'static> Runner<S> {
                     });
                 });
             }
+            Effect::LookUp { question_id } => {
+                tokio::spawn(async move {
+                    let result = source
+                        .question(project.as_deref(), &question_id)
+                        .await
+                        .map(Box::new)
+                        .map_err(text);
+                    let _ = tx.send(Msg::LookedUp {
+                        question_id,
+                        result,
+                    });
+                });
+            }
             Effect::Readiness { project, gate } => {
                 tokio::spawn(async move {
                     let result = source.readiness(&project, Some(gate)).await.map_err(text);

@@ -48,7 +48,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     model.queue.cursor = list.cursor;
                     model.queue.loaded_once = true;
                     model.refresh_visible();
-                    sync_form(model);
+                    sync_form(model, &mut fx);
                 }
                 Err(e) => error(model, format!("could not load the questions: {e}")),
             }
@@ -131,6 +131,10 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 Err(e) => error(model, e),
             }
         }
+        Msg::LookedUp {
+            question_id,
+            result,
+        } => super::modal::looked_up(model, &question_id, result.map(|q| *q)),
         Msg::ReadinessRecorded { gate, result } => {
             model.dirty = true;
             match result {
@@ -302,8 +306,18 @@ fn first_line(s: &str) -> String {
     }
 }
 
-/// Keeps the answer form and the options form on the selected question.
-pub(super) fn sync_form(model: &mut Model) {
+/// Keeps the answer form and the options form on the selected question. When this
+/// closes the field or form the person was typing in (the question answered or closed
+/// elsewhere, a reload that moved the selection), the typed text is saved as a draft
+/// and a modal notice says what happened: the next keys are the notice's, never
+/// commands. Our own answer in flight is not an interruption.
+pub(super) fn sync_form(model: &mut Model, fx: &mut Vec<Effect>) {
+    let typing_in = match model.focus {
+        Focus::Answer => model.form.as_ref().map(|f| f.question_id.clone()),
+        Focus::Choices => model.choices.as_ref().map(|c| c.question_id.clone()),
+        _ => None,
+    };
+    draft_changed(model, fx);
     let current = model.current().map(|q| {
         (
             q.question_id.clone(),
@@ -334,6 +348,23 @@ pub(super) fn sync_form(model: &mut Model) {
         if model.focus == Focus::Choices {
             model.focus = Focus::Queue;
         }
+    }
+    let ours = |id: &str| {
+        model
+            .in_flight
+            .as_ref()
+            .is_some_and(|f| f.question_id == id)
+    };
+    if let Some(id) = typing_in
+        && !matches!(model.focus, Focus::Answer | Focus::Choices)
+        && !ours(&id)
+    {
+        let kept = if model.drafts.contains_key(&id) {
+            "Your text is kept as a draft: it is there when you open that question again."
+        } else {
+            "You had typed nothing yet."
+        };
+        super::modal::interrupt(model, &id, kept.into(), fx);
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
 use oq::domain::Afeta;
-use oq::tui::effect::Msg;
+use oq::tui::effect::{Effect, Msg};
 use oq::tui::keymap::Keymap;
 use oq::tui::model::{Connection, Model};
 use oq::tui::theme::Theme;
@@ -228,6 +228,50 @@ pub fn loaded(me: &str, items: Vec<QuestionItem>) -> Model {
     // The watcher is attached (issue 6: the first revision's attach).
     m.attached = true;
     m
+}
+
+/// The list as the source sends it now, under the generation in flight: a reload that
+/// finds `items` (the poll's new revision first, when `poll`).
+pub fn reloaded(m: &mut Model, items: Vec<QuestionItem>, poll: bool) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    if poll {
+        let revision = Ok(m.revision.unwrap_or(0) + 1);
+        fx = update(
+            m,
+            Msg::Revision {
+                now: m.now,
+                revision,
+            },
+        );
+    }
+    let (id, total) = (m.queue.generation, items.len() as u64);
+    let page = Ok(QuestionList {
+        items,
+        total,
+        cursor: None,
+    });
+    fx.extend(update(
+        m,
+        Msg::Loaded {
+            id,
+            append: false,
+            page,
+        },
+    ));
+    fx
+}
+
+/// The reply to a look-up of `q`.
+pub fn looked_up(m: &mut Model, q: QuestionItem) {
+    let question_id = q.question_id.clone();
+    let result = Ok(Box::new(q));
+    update(
+        m,
+        Msg::LookedUp {
+            question_id,
+            result,
+        },
+    );
 }
 
 pub fn key(code: KeyCode) -> Msg {

@@ -34,6 +34,10 @@ pub fn height(model: &Model, width: u16) -> u16 {
         };
         return rows.min(10) as u16 + 2 + reason;
     }
+    if !q.can_answer {
+        // Read-only text, not a field: the accept line, one line of words, the reason.
+        return 4 + reason;
+    }
     8 + reason
 }
 
@@ -154,17 +158,16 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
         text.set_placeholder_style(theme.muted);
         frame.render_widget(&text, field);
     } else {
-        let msg = if model.submitting.is_some() {
+        // Not a field: no box, no cursor, words that say why nothing can be typed.
+        let msg = if !q.can_answer {
+            "read-only: you cannot type an answer here"
+        } else if model.submitting.is_some() {
             "sending…"
         } else {
-            "—"
+            "the answer field opens when the list is loaded again"
         };
-        let b = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.inert)
-            .title(Span::styled(" Answer ", theme.inert));
         frame.render_widget(
-            Paragraph::new(Span::styled(msg, theme.inert)).block(b),
+            Paragraph::new(Span::styled(msg, theme.inert)).wrap(Wrap { trim: false }),
             field,
         );
     }

@@ -1,0 +1,51 @@
+//! The modal notice over the screen (`tui::modal`): a box in the middle with its title,
+//! what happened in words, and the keys that close it. Drawn last, over everything.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
+
+use crate::tui::modal::Modal;
+use crate::tui::theme::Theme;
+
+pub fn draw(frame: &mut Frame<'_>, area: Rect, modal: &Modal, theme: &Theme) {
+    let w = area.width.saturating_sub(4).min(64);
+    if w < 3 || area.height < 3 {
+        return;
+    }
+    let inner_w = usize::from(w.saturating_sub(2)).max(1);
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    for (i, text) in modal.lines().into_iter().enumerate() {
+        if i > 0 {
+            lines.push(Line::raw(""));
+        }
+        lines.push(Line::raw(text));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![
+        Span::styled("Esc", theme.key_hint),
+        Span::styled(" or ", theme.muted),
+        Span::styled("Enter", theme.key_hint),
+        Span::styled(" to go on", theme.muted),
+    ]));
+    let rows: usize = lines
+        .iter()
+        .map(|l| l.width().div_ceil(inner_w).max(1))
+        .sum();
+    let h = (rows as u16 + 2).min(area.height);
+    let rect = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    frame.render_widget(Clear, rect);
+    let block = super::queues::block(modal.title().into(), true, theme);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block),
+        rect,
+    );
+}
