@@ -80,3 +80,67 @@ fn the_input_ending_ends_the_app_through_the_cleanup_and_keeps_the_draft() {
     );
     assert_eq!(answered_events(data.path(), &guest), 0);
 }
+
+// Modes that cannot leak (issue 11, items 1-2): the race driven with a second handle on
+// the same store; the store's events say what was recorded.
+
+#[test]
+fn the_field_closed_by_an_answer_from_another_handle_takes_the_keys_that_keep_coming() {
+    let data = demo();
+    let guest = id_of(data.path(), "Should guest checkout");
+    let app = App::local(data.path(), "dev-a");
+    app.wait_text("Open questions (6)");
+    app.ch('j');
+    app.wait_text("Should guest checkout be supported");
+    app.ch('i');
+    app.typed("Accounts opt");
+    let draft = data.path().join("drafts").join(format!("{guest}.txt"));
+    app.wait_for("the draft on disk", |_| {
+        std::fs::read_to_string(&draft).is_ok_and(|d| d == "Accounts opt")
+    });
+    // Another shell answers the same question.
+    let other = run(oq(data.path(), "dev-a").args(["answer", &guest, "--text", "Guests too"]));
+    assert_eq!(other.code, 0, "{}", other.stderr);
+    let after_other = event_count(data.path());
+    let screen = app.wait_text("The answer field closed");
+    app.wait_text("answered by dev-a");
+    assert!(screen.contains("kept as a draft"), "{screen}");
+    // The person keeps typing: "a" would accept, "r" record readiness, "x" dismiss.
+    app.typed("ional; a r R x d p");
+    app.wait_text("The answer field closed");
+    assert_eq!(
+        event_count(data.path()),
+        after_other,
+        "nothing was recorded"
+    );
+    assert_eq!(answered_events(data.path(), &guest), 1);
+    assert_eq!(std::fs::read_to_string(&draft).unwrap(), "Accounts opt");
+    app.key(KeyCode::Esc);
+    app.wait_for("the notice gone", |s| {
+        !s.contains("The answer field closed")
+    });
+    app.ch('q');
+    app.join().expect("a clean quit");
+    assert_eq!(event_count(data.path()), after_other);
+}
+
+#[test]
+fn typing_on_someone_elses_question_records_nothing() {
+    let data = demo();
+    let before = event_count(data.path());
+    let app = App::local(data.path(), "ana");
+    app.wait_text("Which payment provider should checkout offer first?");
+    // The inert controls read as text, so Enter then an answer is a natural mistake.
+    app.wait_text("read-only: you cannot type an answer here");
+    app.key(KeyCode::Enter);
+    app.wait_text("You cannot answer this question");
+    app.typed("yes, ready: r R a");
+    app.wait_text("You cannot answer this question");
+    app.key(KeyCode::Esc);
+    app.wait_for("the notice gone", |s| {
+        !s.contains("You cannot answer this question")
+    });
+    app.ch('q');
+    app.join().expect("a clean quit");
+    assert_eq!(event_count(data.path()), before, "nothing was recorded");
+}
