@@ -92,6 +92,13 @@ pub fn create(path: &Path) -> std::io::Result<File> {
     Ok(f)
 }
 
+/// Creates `path` 0600 for writing; refused if it exists (a file never written over).
+pub fn create_new(path: &Path) -> std::io::Result<File> {
+    let f = options().create_new(true).write(true).open(path)?;
+    owner_only(&f)?;
+    Ok(f)
+}
+
 /// The permission bits others hold on `path` (group and world), when there are any.
 pub fn exposed(path: &Path) -> Option<u32> {
     #[cfg(unix)]

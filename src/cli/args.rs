@@ -95,6 +95,14 @@ pub enum Command {
     /// Answers waiting for a remote source (kept while it was unreachable), with their
     /// state; `--deliver` sends the pending ones now.
     Outbox(OutboxArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell), generated
+    /// from this command line: `oq completions bash > ~/.local/share/bash-completion/completions/oq`.
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff), generated from this command line: `oq man | man -l -`.
+    Man,
+    /// Write a starter configuration: `oq init serve`.
+    #[command(subcommand)]
+    Init(super::conventions::InitCommand),
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 
 pub mod args;
 mod context;
+pub mod conventions;
 mod outbox;
 pub mod render;
 mod run;

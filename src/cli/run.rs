@@ -39,6 +39,14 @@ pub fn run(cli: Cli) -> i32 {
         Command::Serve(s) => return crate::server::main(&s.config),
         Command::Token => return crate::server::token_main(json),
         Command::Store(s) => return super::store::run(s, &cli.global),
+        Command::Completions { shell } => return super::conventions::completions(shell),
+        Command::Man => return super::conventions::man(),
+        Command::Init(i) => {
+            return super::conventions::init(i, json).unwrap_or_else(|e| {
+                report_error(json, &e);
+                e.exit_code()
+            });
+        }
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -159,7 +167,12 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
         Command::Task(t) => work::task(ctx, t).await,
         Command::Demo(d) => work::demo(ctx, d).await,
         Command::Outbox(o) => super::outbox::run(ctx, o).await,
-        Command::Serve(_) | Command::Token | Command::Store(_) => Err(OqError::Internal(
+        Command::Serve(_)
+        | Command::Token
+        | Command::Store(_)
+        | Command::Completions { .. }
+        | Command::Man
+        | Command::Init(_) => Err(OqError::Internal(
             "serve and token run before the local context".into(),
         )),
     }

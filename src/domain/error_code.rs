@@ -49,6 +49,8 @@ error_codes! {
     /// U+2066–U+2069), which can show a reader other words than the ones recorded.
     BidiControl => "bidi_control",
     BodyTooLarge => "body_too_large",
+    /// `oq init serve` onto a file that exists: a configuration is never overwritten.
+    ConfigExists => "config_exists",
     DataDirNotWritable => "data_dir_not_writable",
     /// No space left on the store's file system (HTTP 507): nothing was written.
     DiskFull => "disk_full",
