@@ -95,6 +95,14 @@ pub enum Command {
     /// Answers waiting for a remote source (kept while it was unreachable), with their
     /// state; `--deliver` sends the pending ones now.
     Outbox(OutboxArgs),
+    /// One line for a shell prompt or tmux's status-right: "oq 3 · 1 for you".
+    Status {
+        /// The line, with {open}, {mine} (you can answer) and {project}; `{{`/`}}` are braces.
+        #[arg(long, value_name = "TEMPLATE")]
+        format: Option<String>,
+    },
+    /// Follow the source: a line (and `--exec CMD`) per new question you can answer.
+    Watch(super::watch::WatchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell), generated
     /// from this command line: `oq completions bash > ~/.local/share/bash-completion/completions/oq`.
     Completions { shell: clap_complete::Shell },
@@ -163,11 +171,13 @@ pub struct ListArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("how").required(true).args(["text", "accept", "answers_json"])))]
 pub struct AnswerArgs {
-    pub question_id: String,
+    /// The question; with `--accept`, several (each answered on its own, each reported).
+    #[arg(required = true, num_args = 1.., value_name = "ID")]
+    pub question_ids: Vec<String>,
     /// The answer; `-` reads it from standard input.
     #[arg(long)]
     pub text: Option<String>,
-    /// Accept the question's suggestion.
+    /// Accept the question's suggestion (of each question named).
     #[arg(long)]
     pub accept: bool,
     /// For a question with options: the choices as JSON, one array of labels (or typed

@@ -8,8 +8,11 @@ pub mod conventions;
 mod outbox;
 pub mod render;
 mod run;
+mod status;
 pub mod store;
 mod store_local;
+mod triage;
+mod watch;
 mod work;
 
 pub use args::Cli;

@@ -167,6 +167,8 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
         Command::Task(t) => work::task(ctx, t).await,
         Command::Demo(d) => work::demo(ctx, d).await,
         Command::Outbox(o) => super::outbox::run(ctx, o).await,
+        Command::Status { format } => super::status::run(ctx, format).await,
+        Command::Watch(w) => super::watch::run(ctx, w).await,
         Command::Serve(_)
         | Command::Token
         | Command::Store(_)
@@ -254,6 +256,16 @@ async fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {
 }
 
 async fn answer(ctx: &Context, a: AnswerArgs) -> Result<i32, OqError> {
+    let question_id = match a.question_ids.as_slice() {
+        [one] => one.clone(),
+        _ if a.accept => return super::triage::accept_all(ctx, &a.question_ids).await,
+        _ => {
+            return Err(OqError::invalid(
+                ErrorCode::InvalidAnswers,
+                "several question ids: only --accept answers more than one at a time",
+            ));
+        }
+    };
     let input = if a.accept {
         AnswerInput::accept()
     } else if let Some(json) = a.answers_json.as_deref() {
@@ -282,7 +294,7 @@ async fn answer(ctx: &Context, a: AnswerArgs) -> Result<i32, OqError> {
     };
     let item = ctx
         .source
-        .answer(ctx.project_filter(), &a.question_id, &input)
+        .answer(ctx.project_filter(), &question_id, &input)
         .await?;
     ctx.emit(&item, || {
         let decision = item

@@ -81,6 +81,8 @@ pub mod exit {
     pub const UPSTREAM: i32 = 13;
     /// `oq store check` or `verify` found damage or tampering.
     pub const DAMAGED: i32 = 14;
+    /// `oq answer --accept ID…` with several ids: some were not answered (each reported).
+    pub const PARTIAL: i32 = 15;
 }
 
 impl OqError {

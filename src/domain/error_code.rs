@@ -69,6 +69,8 @@ error_codes! {
     InvalidConfig => "invalid_config",
     InvalidCursor => "invalid_cursor",
     InvalidDirectory => "invalid_directory",
+    /// `oq status --format` with an unknown `{field}` or an unmatched brace.
+    InvalidFormat => "invalid_format",
     InvalidGate => "invalid_gate",
     InvalidId => "invalid_id",
     /// An `Idempotency-Key` the question's answer holds, sent with another body or by
