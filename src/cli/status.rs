@@ -125,6 +125,7 @@ pub async fn run(ctx: &Context, format: Option<String>) -> Result<i32, OqError> 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
