@@ -56,7 +56,7 @@ fn accept_several_answers_each_and_skips_the_rest_with_reasons() {
     let out = run(oq(d, "ana").args([
         "answer", "--accept", "--json", &a, &none, &bias, &b, &done, &a, "que_nope",
     ]));
-    assert_eq!(out.code, 14, "{out:?}");
+    assert_eq!(out.code, 15, "{out:?}");
     assert_eq!(
         outcomes(&out.json()),
         vec![
@@ -151,7 +151,7 @@ fn accept_several_on_oq_serve() {
         .output()
         .unwrap()
         .into();
-    assert_eq!(out.code, 14, "{out:?}");
+    assert_eq!(out.code, 15, "{out:?}");
     assert_eq!(
         outcomes(&out.json()),
         vec![

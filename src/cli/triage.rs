@@ -3,7 +3,7 @@
 //! `Source::answer` a single accept uses — so one refusal never undoes or stops the
 //! others. Every id gets a line saying what became of it; a question without a
 //! suggestion, in someone else's session or already settled is `skipped` with the
-//! refusal's code and reason. Exit 0 when every one was accepted, else 14.
+//! refusal's code and reason. Exit 0 when every one was accepted, else 15.
 
 use serde::Serialize;
 
