@@ -49,6 +49,8 @@ error_codes! {
     /// U+2066–U+2069), which can show a reader other words than the ones recorded.
     BidiControl => "bidi_control",
     BodyTooLarge => "body_too_large",
+    /// The request body did not arrive within `[limits] body_read_seconds` (HTTP 408).
+    BodyTimeout => "body_timeout",
     /// `oq init serve` onto a file that exists: a configuration is never overwritten.
     ConfigExists => "config_exists",
     DataDirNotWritable => "data_dir_not_writable",
@@ -158,7 +160,13 @@ error_codes! {
     TarefaEmAndamento => "tarefa_em_andamento",
     TextTooLong => "text_too_long",
     Timeout => "timeout",
+    /// Too many failed authentications from one address this minute (429, `Retry-After`).
+    TooManyAuthFailures => "too_many_auth_failures",
+    /// The server holds `[limits] max_connections` already (503).
+    TooManyConnections => "too_many_connections",
     TooManyIds => "too_many_ids",
+    /// This token holds `[limits] max_streams_per_token` event streams already (429).
+    TooManyStreams => "too_many_streams",
     Unauthorized => "unauthorized",
     Unhealthy => "unhealthy",
     UnknownDirectory => "unknown_directory",

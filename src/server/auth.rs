@@ -1,17 +1,22 @@
 //! Who calls: a bearer token, hashed and matched against the configuration's users, then
 //! the project's membership. A caller outside the project gets the same 404 as for a
-//! project that does not exist, so membership leaks nothing.
+//! project that does not exist, so membership leaks nothing. Failed authentications are
+//! counted per address (`throttle`); a right token never is.
 
 use std::collections::{HashMap, HashSet};
 
-use axum::extract::{FromRequestParts, Path};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, FromRequestParts, Path};
+use axum::http::StatusCode;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 
 use super::AppState;
 use super::config::{Config, User, token_hash};
 use super::error::ApiError;
-use crate::domain::Actor;
+use crate::domain::{Actor, ErrorCode};
 
 /// The users and projects of the configuration, ready for lookups.
 #[derive(Debug, Clone)]
@@ -108,10 +113,10 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let header = parts
-            .headers
-            .get(AUTHORIZATION)
-            .ok_or_else(|| ApiError::unauthorized("send Authorization: Bearer <token>"))?;
+        const SEND: &str = "send Authorization: Bearer <token>";
+        let Some(header) = parts.headers.get(AUTHORIZATION) else {
+            return Err(failed(parts, state, SEND));
+        };
         let token = header
             .to_str()
             .ok()
@@ -119,13 +124,36 @@ impl FromRequestParts<AppState> for Caller {
                 let (scheme, rest) = h.split_once(' ')?;
                 scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
             })
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| ApiError::unauthorized("send Authorization: Bearer <token>"))?;
-        let user = state
-            .directory()
-            .authenticate(token)
-            .ok_or_else(|| ApiError::unauthorized("this token is not valid on this server"))?;
-        Ok(Caller { user: user.clone() })
+            .filter(|t| !t.is_empty());
+        let Some(token) = token else {
+            return Err(failed(parts, state, SEND));
+        };
+        match state.directory().authenticate(token) {
+            Some(user) => Ok(Caller { user: user.clone() }),
+            None => Err(failed(
+                parts,
+                state,
+                "this token is not valid on this server",
+            )),
+        }
+    }
+}
+
+/// A request without a valid token: 401, or 429 once its address failed more than
+/// `[limits] auth_failures_per_minute` times this minute.
+fn failed(parts: &Parts, state: &AppState, message: &str) -> ApiError {
+    let addr = parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    match state.auth_failures().fail(addr, Instant::now()) {
+        Ok(()) => ApiError::unauthorized(message),
+        Err(seconds) => ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::TooManyAuthFailures,
+            format!("too many failed authentications from this address; retry in {seconds} s"),
+        )
+        .retry_after(seconds),
     }
 }
 

@@ -14,6 +14,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: ErrorCode,
     pub message: String,
+    /// Seconds for `Retry-After`, when waiting helps (a rate limit).
+    pub retry_after: Option<u64>,
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -24,7 +26,14 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
         }
+    }
+
+    /// `self`, telling the client to wait `seconds` before trying again.
+    pub fn retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
@@ -61,6 +70,7 @@ impl From<OqError> for ApiError {
                 .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
             code: e.code(),
             message: e.to_string(),
+            retry_after: None,
         }
     }
 }
@@ -75,8 +85,21 @@ impl IntoResponse for ApiError {
             return (self.status, [(header::WWW_AUTHENTICATE, "Bearer")], body).into_response();
         }
         // Another process holds the store's write lock: worth retrying soon (issue 15).
-        if self.code == ErrorCode::StoreBusy {
-            return (self.status, [(header::RETRY_AFTER, "1")], body).into_response();
+        let retry = match self.code {
+            ErrorCode::StoreBusy => Some(1),
+            _ => self.retry_after,
+        };
+        if let Some(seconds) = retry {
+            return (
+                self.status,
+                [(header::RETRY_AFTER, seconds.to_string())],
+                body,
+            )
+                .into_response();
+        }
+        // The rest of a body that timed out is not read: the connection cannot go on.
+        if self.code == ErrorCode::BodyTimeout {
+            return (self.status, [(header::CONNECTION, "close")], body).into_response();
         }
         (self.status, body).into_response()
     }

@@ -58,6 +58,13 @@ pub async fn stream(
                 })?,
         ),
     };
+    let slot = st.streams().enter(who.actor.id()).ok_or_else(|| {
+        ApiError::new(
+            axum::http::StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::TooManyStreams,
+            "this token holds its limit of event streams (limits.max_streams_per_token); close one",
+        )
+    })?;
     let project = who.project.clone();
     let now = st.read(move |e| e.project_revision(Some(&project))).await?;
     // Without Last-Event-ID a subscriber starts at "now": only changes after it connected.
@@ -80,6 +87,7 @@ pub async fn stream(
         changes: st.changes(),
         stopping: st.stopping(),
         tips: st.bridges().tips(),
+        _slot: slot,
     };
     let events = stream::unfold(sub, |mut sub| async move {
         let ev = sub.next().await?;
@@ -99,6 +107,8 @@ struct Subscriber {
     /// Auto-delegate tips of the bridges: sent as they come, without an `id:` (they are
     /// not log events, so a client's `Last-Event-ID` keeps naming the log's revision).
     tips: tokio::sync::broadcast::Receiver<crate::bridge::DelegateTip>,
+    /// Held while the stream lives: its client's place under `max_streams_per_token`.
+    _slot: super::throttle::StreamSlot,
 }
 
 impl Subscriber {

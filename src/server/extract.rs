@@ -34,9 +34,26 @@ where
                 Default::default(),
             )));
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| json_rejection(JsonRejection::from(e)))?;
+        // The accept loop says how long a body may take; a trickle is cut, not waited on.
+        let timeout = req
+            .extensions()
+            .get::<super::listen::BodyReadTimeout>()
+            .map(|t| t.0);
+        let read = Bytes::from_request(req, state);
+        let bytes = match timeout {
+            None => read.await,
+            Some(t) => tokio::time::timeout(t, read).await.map_err(|_| {
+                ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    ErrorCode::BodyTimeout,
+                    format!(
+                        "the request body did not arrive within {} s (limits.body_read_seconds)",
+                        t.as_secs()
+                    ),
+                )
+            })?,
+        }
+        .map_err(|e| json_rejection(JsonRejection::from(e)))?;
         if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
             return Err(ApiError::invalid_body(
                 "the body must be a JSON object ({…}), not an array, a string or a number",

@@ -5,6 +5,8 @@
 //! - [`routes`]: one file per area, every route of SPEC §3.
 //! - [`events`]: the Server-Sent Events stream, fed by one change notifier.
 //! - [`openapi`]: the document served at `GET /openapi.json`.
+//! - [`listen`]: the accept loop, each connection under `[limits]`' clocks and cap.
+//! - [`throttle`]: failed authentications per address, event streams per token.
 //!
 //! The engine is synchronous (SQLite): handlers run it on the blocking pool. Every
 //! successful write bumps one `watch` channel; a poller bumps it too when another process
@@ -15,8 +17,10 @@ pub mod config;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod listen;
 pub mod openapi;
 pub mod routes;
+pub mod throttle;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -70,6 +74,8 @@ struct Shared {
     options: ServerOptions,
     /// The `[[opencode]]` upstreams (empty without any).
     bridges: crate::bridge::Bridges,
+    auth_failures: throttle::AuthFailures,
+    streams: throttle::StreamSlots,
 }
 
 impl AppState {
@@ -99,6 +105,14 @@ impl AppState {
 
     pub fn bridges(&self) -> &crate::bridge::Bridges {
         &self.0.bridges
+    }
+
+    pub fn auth_failures(&self) -> &throttle::AuthFailures {
+        &self.0.auth_failures
+    }
+
+    pub fn streams(&self) -> &throttle::StreamSlots {
+        &self.0.streams
     }
 
     /// Runs a read on the blocking pool.
@@ -186,6 +200,8 @@ pub async fn run_observed(
         stopping,
         options,
         bridges: crate::bridge::Bridges::default(),
+        auth_failures: throttle::AuthFailures::new(config.limits.auth_failures_per_minute),
+        streams: throttle::StreamSlots::new(config.limits.max_streams_per_token),
     }));
     // On PostgreSQL every server hears every other's commits within milliseconds; the
     // poller stays as the backstop (and SQLite's only source for other processes).
@@ -214,12 +230,11 @@ pub async fn run_observed(
     let poller = tokio::spawn(events::poll_store(state.clone()));
     let app = router(state);
     let stop = stop_tx.clone();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            let _ = stop.send(true);
-        })
-        .await?;
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    listen::accept_loop(listener, app, config.limits, stop_tx.subscribe()).await;
     let _ = stop_tx.send(true);
     poller.await?;
     // Each upstream task ends through its one cleanup (End::Shutdown).

@@ -14,9 +14,12 @@ use toml::Spanned;
 use crate::domain::text::check_id;
 use crate::domain::{Actor, Role};
 
+mod limits;
 mod opencode;
 mod store;
 
+pub use limits::Limits;
+use limits::{RawLimits, parse_limits};
 pub use opencode::{DEFAULT_WINDOW_SECONDS, OpencodeUpstream, UpstreamTiming};
 use opencode::{RawOpencode, parse_opencode};
 pub use store::StoreChoice;
@@ -39,6 +42,8 @@ pub struct Config {
     pub projects: Vec<Project>,
     /// `[[opencode]]`: the OpenCode servers this one bridges (SPEC §5).
     pub opencode: Vec<OpencodeUpstream>,
+    /// `[limits]`: timeouts and caps (defaults without the table).
+    pub limits: Limits,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +109,7 @@ struct RawConfig {
     projects: Vec<RawProject>,
     #[serde(default)]
     opencode: Vec<RawOpencode>,
+    limits: Option<RawLimits>,
 }
 
 #[derive(Deserialize)]
@@ -326,6 +332,8 @@ impl Config {
             &err,
         )?;
 
+        let limits = parse_limits(raw.limits.as_ref(), &err)?;
+
         Ok(Config {
             path: path.to_path_buf(),
             listen,
@@ -334,6 +342,7 @@ impl Config {
             users,
             projects,
             opencode,
+            limits,
         })
     }
 }
@@ -364,81 +373,4 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
-
-    fn parse(text: &str) -> Result<Config, ConfigError> {
-        Config::parse(Path::new("/etc/oq/serve.toml"), text)
-    }
-
-    #[test]
-    fn a_good_file_loads_with_defaults() {
-        let c = parse(&format!(
-            "data_dir = \"data\"\n[[users]]\nid = \"a\"\nkind = \"person\"\ntoken_sha256 = \"{HASH}\"\n[[projects]]\nid = \"p\"\nmembers = [\"a\"]\n"
-        ))
-        .expect("valid");
-        assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);
-        assert_eq!(c.data_dir, PathBuf::from("/etc/oq/data"));
-        assert_eq!(c.projects[0].members, vec!["a".to_string()]);
-    }
-
-    fn with_person() -> String {
-        format!(
-            "data_dir = \"data\"\n[[users]]\nid = \"a\"\nkind = \"person\"\ntoken_sha256 = \"{HASH}\"\n[[projects]]\nid = \"p\"\nmembers = [\"a\"]\n"
-        )
-    }
-
-    #[test]
-    fn an_opencode_upstream_loads_with_defaults_and_hides_its_password() {
-        let c = parse(&format!(
-            "{}[[opencode]]\nname = \"oc\"\nurl = \"http://127.0.0.1:4096/\"\ndirectories = [\"/w\"]\nproject = \"p\"\nanswerer = \"a\"\npassword = \"s3cret\"\n",
-            with_person()
-        ))
-        .expect("valid");
-        let o = &c.opencode[0];
-        assert_eq!(o.url, "http://127.0.0.1:4096");
-        assert!(o.auto_delegate);
-        assert_eq!(o.window_ms, 30_000);
-        assert!(!format!("{o:?}").contains("s3cret"));
-    }
-
-    #[test]
-    fn opencode_errors_name_the_line() {
-        let base = with_person();
-        let lines = base.lines().count();
-        for (extra, line, what) in [
-            (
-                "project = \"nope\"\nanswerer = \"a\"\n",
-                5,
-                "not a configured project",
-            ),
-            ("project = \"p\"\nanswerer = \"zz\"\n", 6, "not a person"),
-        ] {
-            let e = parse(&format!(
-                "{base}[[opencode]]\nname = \"oc\"\nurl = \"http://h:1\"\ndirectories = [\"/w\"]\n{extra}"
-            ))
-            .expect_err(what);
-            assert_eq!(e.line, Some(lines + line), "{e}");
-            assert!(e.to_string().contains(what), "{e}");
-        }
-        let e = parse(&format!(
-            "{base}[[opencode]]\nname = \"oc\"\nurl = \"http://h:1\"\ndirectories = [\"rel\"]\nproject = \"p\"\nanswerer = \"a\"\n"
-        ))
-        .expect_err("relative");
-        assert_eq!(e.line, Some(lines + 4), "{e}");
-    }
-
-    #[test]
-    fn errors_name_file_and_line() {
-        let e = parse(
-            "data_dir = \"d\"\n\n[[users]]\nid = \"a\"\nkind = \"robot\"\ntoken_sha256 = \"x\"\n",
-        )
-        .expect_err("bad kind");
-        assert_eq!(e.line, Some(5), "{e}");
-        assert!(e.to_string().starts_with("/etc/oq/serve.toml:5: "), "{e}");
-        let e = parse("data_dir = \"d\"\nlisten = = 3\n").expect_err("syntax");
-        assert_eq!(e.line, Some(2), "{e}");
-    }
-}
+mod tests;
