@@ -12,7 +12,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use serve_process::Serve;
+use serve_process::{Serve, exchange};
 
 /// Far longer than any configured limit here: a connection still open after it was not cut.
 const BOUND: Duration = Duration::from_secs(20);
@@ -50,40 +50,6 @@ fn closed_by_server(c: &mut TcpStream, trickle: Option<&[u8]>) -> (bool, String)
         }
     }
     (false, String::from_utf8_lossy(&got).into())
-}
-
-/// One request on `c` and its response (head and a Content-Length body), keep-alive.
-fn exchange(c: &mut TcpStream, request: &str) -> String {
-    c.write_all(request.as_bytes()).unwrap();
-    let started = Instant::now();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    while started.elapsed() < BOUND {
-        let text = String::from_utf8_lossy(&got).to_string();
-        if let Some((head, body)) = text.split_once("\r\n\r\n") {
-            let len = head
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length: ")
-                        .map(|v| v.trim().parse::<usize>().unwrap())
-                })
-                .unwrap_or(0);
-            if body.len() >= len {
-                return text;
-            }
-        }
-        match c.read(&mut buf) {
-            Ok(0) => return String::from_utf8_lossy(&got).into(),
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return String::from_utf8_lossy(&got).into(),
-        }
-    }
-    panic!(
-        "no response within {BOUND:?}: {}",
-        String::from_utf8_lossy(&got)
-    );
 }
 
 const HEALTH: &str = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
@@ -175,7 +141,7 @@ fn connections_beyond_max_connections_are_refused_until_one_closes() {
 /// progressing for `write_seconds` it is dropped, and its token's one stream slot is free.
 #[test]
 fn a_subscriber_that_does_not_read_is_dropped_and_its_slot_freed() {
-    let mut s = Serve::with_config("\n\n[limits]\nwrite_seconds = 1\nmax_streams_per_token = 1");
+    let mut s = Serve::with_config("\n\n[limits]\nwrite_seconds = 3\nmax_streams_per_token = 1");
     // A backlog far larger than the socket buffers, replayed from Last-Event-ID 0.
     s.seed(4000);
     s.start();
@@ -190,6 +156,14 @@ fn a_subscriber_that_does_not_read_is_dropped_and_its_slot_freed() {
         s.token
     )
     .unwrap();
+    // Its head only (it holds the slot from here on), then no more reading.
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(stalled.read(&mut byte).unwrap(), 1, "{}", String::from_utf8_lossy(&head));
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
     let subscribe = || {
         let mut c = connect(&s);
         let head = format!(

@@ -4,7 +4,9 @@
 //! rusqlite to count events. Every process is killed on drop.
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
@@ -275,4 +277,39 @@ pub fn outbox_items(out: &Output) -> Vec<serde_json::Value> {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
     v["items"].as_array().cloned().unwrap_or_default()
+}
+
+/// One raw HTTP/1.1 request on `c` and its response (head and a Content-Length body);
+/// the connection stays open. `c` should have a read timeout (the wait is bounded).
+pub fn exchange(c: &mut TcpStream, request: &str) -> String {
+    c.write_all(request.as_bytes()).unwrap();
+    let started = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while started.elapsed() < Duration::from_secs(20) {
+        let text = String::from_utf8_lossy(&got).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .unwrap_or(0);
+            if body.len() >= len {
+                return text;
+            }
+        }
+        match c.read(&mut buf) {
+            Ok(0) => return String::from_utf8_lossy(&got).into(),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return String::from_utf8_lossy(&got).into(),
+        }
+    }
+    panic!(
+        "no response within {BOUND:?}: {}",
+        String::from_utf8_lossy(&got)
+    );
 }
