@@ -160,10 +160,19 @@ fn a_subscriber_that_does_not_read_is_dropped_and_its_slot_freed() {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
-        assert_eq!(stalled.read(&mut byte).unwrap(), 1, "{}", String::from_utf8_lossy(&head));
+        assert_eq!(
+            stalled.read(&mut byte).unwrap(),
+            1,
+            "{}",
+            String::from_utf8_lossy(&head)
+        );
         head.push(byte[0]);
     }
-    assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+    assert!(
+        head.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
     let subscribe = || {
         let mut c = connect(&s);
         let head = format!(

@@ -6,10 +6,10 @@
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use oq::domain::{Actor, AnswerInput, DeclareInput, Role, SessionKind};
 use oq::engine::{EngineConfig, LocalEngine, SqliteStore};
@@ -308,8 +308,5 @@ pub fn exchange(c: &mut TcpStream, request: &str) -> String {
             Err(_) => return String::from_utf8_lossy(&got).into(),
         }
     }
-    panic!(
-        "no response within {BOUND:?}: {}",
-        String::from_utf8_lossy(&got)
-    );
+    panic!("no response within 20 s: {}", String::from_utf8_lossy(&got));
 }
