@@ -72,7 +72,7 @@ impl Context {
                 .or(profile.token.clone())
                 .unwrap_or_default();
             // Offline mirror + outbox in the data dir (src/source/resilient.rs).
-            let http = HttpSource::new(&source_name, &token)?;
+            let http = HttpSource::with_ca(&source_name, &token, profile.ca.as_deref())?;
             AnySource::Resilient(ResilientSource::new(http, &data_dir(&global)?)?)
         } else if let Some(base) = source_name.strip_prefix(opencode::SCHEME) {
             // The person who answers: `--as`, else the OS user.

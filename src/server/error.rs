@@ -77,6 +77,16 @@ impl From<OqError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let code = self.code;
+        let mut response = self.response();
+        // For the audit line: the refusal's code, without reading the body back.
+        response.extensions_mut().insert(code);
+        response
+    }
+}
+
+impl ApiError {
+    fn response(self) -> Response {
         let body = Json(ErrorBody {
             code: self.code,
             message: self.message,

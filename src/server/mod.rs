@@ -1,6 +1,7 @@
 //! `oq serve`: ADR 0214's HTTP API over the same engine the local doors use.
 //!
 //! - [`config`]: the TOML file, checked whole before anything starts.
+//! - [`audit`]: one line per request in `logs/audit.log`, never a secret or a text.
 //! - [`auth`]: bearer token → user → project membership.
 //! - [`routes`]: one file per area, every route of SPEC §3.
 //! - [`events`]: the Server-Sent Events stream, fed by one change notifier.
@@ -12,6 +13,7 @@
 //! successful write bumps one `watch` channel; a poller bumps it too when another process
 //! (the local CLI on the same store) writes, so event subscribers wake on either.
 
+pub mod audit;
 pub mod auth;
 pub mod config;
 pub mod error;
@@ -76,6 +78,7 @@ struct Shared {
     bridges: crate::bridge::Bridges,
     auth_failures: throttle::AuthFailures,
     streams: throttle::StreamSlots,
+    audit: Arc<audit::AuditLog>,
 }
 
 impl AppState {
@@ -113,6 +116,10 @@ impl AppState {
 
     pub fn streams(&self) -> &throttle::StreamSlots {
         &self.0.streams
+    }
+
+    pub fn audit(&self) -> &Arc<audit::AuditLog> {
+        &self.0.audit
     }
 
     /// Runs a read on the blocking pool.
@@ -155,7 +162,10 @@ pub fn router(state: AppState) -> Router {
         .fallback(routes::meta::no_route)
         .method_not_allowed_fallback(routes::meta::method_not_allowed)
         .layer(DefaultBodyLimit::max(extract::BODY_LIMIT))
-        .layer(axum::middleware::from_fn(log_request))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            audit::audit,
+        ))
         .with_state(state)
 }
 
@@ -202,6 +212,11 @@ pub async fn run_observed(
         bridges: crate::bridge::Bridges::default(),
         auth_failures: throttle::AuthFailures::new(config.limits.auth_failures_per_minute),
         streams: throttle::StreamSlots::new(config.limits.max_streams_per_token),
+        audit: Arc::new(audit::AuditLog::open(&config.data_dir).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "no audit log");
+            eprintln!("oq serve: WARNING: no audit log ({e}); going on without one");
+            audit::AuditLog::default()
+        })),
     }));
     // On PostgreSQL every server hears every other's commits within milliseconds; the
     // poller stays as the backstop (and SQLite's only source for other processes).
@@ -228,13 +243,32 @@ pub async fn run_observed(
         let _ = tx.send(state.clone());
     }
     let poller = tokio::spawn(events::poll_store(state.clone()));
+    let audit = state.audit().clone();
+    let tls = match &config.tls {
+        None => None,
+        Some(files) => Some(Arc::new(
+            listen::tls::Tls::load(files).map_err(|e| anyhow::anyhow!("{e}"))?,
+        )),
+    };
+    #[cfg(unix)]
+    if let Some(tls) = &tls {
+        tokio::spawn(listen::tls::reload_on_hangup(tls.clone(), state.stopping()));
+    }
     let app = router(state);
     let stop = stop_tx.clone();
     tokio::spawn(async move {
         shutdown.await;
         let _ = stop.send(true);
     });
-    listen::accept_loop(listener, app, config.limits, stop_tx.subscribe()).await;
+    listen::accept_loop(
+        listener,
+        app,
+        config.limits,
+        audit,
+        tls,
+        stop_tx.subscribe(),
+    )
+    .await;
     let _ = stop_tx.send(true);
     poller.await?;
     // Each upstream task ends through its one cleanup (End::Shutdown).
@@ -300,27 +334,6 @@ pub fn main(config_path: &Path) -> i32 {
     }
 }
 
-/// One line per request in the log: method, route, status and time — never the
-/// token, the body or the query (which may carry a cursor but nothing secret; still,
-/// the route is enough to follow what happened).
-async fn log_request(
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let started = std::time::Instant::now();
-    let response = next.run(req).await;
-    let status = response.status().as_u16();
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
-    if status >= 500 {
-        tracing::warn!(%method, %path, status, ms, "request failed");
-    } else {
-        tracing::debug!(%method, %path, status, ms, "request");
-    }
-    response
-}
-
 /// Binds `config.listen` and serves until a termination signal.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     // Before anything is created in it: a data dir made here is 0700, one that exists
@@ -340,7 +353,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
     let addr: SocketAddr = listener.local_addr()?;
-    println!("oq serve: listening on http://{addr}");
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    println!("oq serve: listening on {scheme}://{addr}");
+    if let Some(warning) = listen::tls::plain_beyond_loopback(addr, config.tls.is_some()) {
+        eprintln!("oq serve: WARNING: {warning}");
+        tracing::warn!(%addr, "listening beyond loopback without TLS");
+    }
     match &log {
         Ok(path) => eprintln!("oq serve: log in {}", path.display()),
         Err(e) => eprintln!("oq serve: no log file ({e}); going on without one"),

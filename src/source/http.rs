@@ -55,6 +55,12 @@ struct RevisionBody {
 impl HttpSource {
     /// `base` is `http://host:port` (a trailing slash is fine).
     pub fn new(base: &str, token: &str) -> Result<Self, OqError> {
+        HttpSource::with_ca(base, token, None)
+    }
+
+    /// [`HttpSource::new`]; an `https://` server is checked against the CA certificate
+    /// in the PEM file `ca` alone when given, else against the system's roots.
+    pub fn with_ca(base: &str, token: &str, ca: Option<&std::path::Path>) -> Result<Self, OqError> {
         let base = base.trim_end_matches('/').to_string();
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(OqError::invalid(
@@ -73,8 +79,23 @@ impl HttpSource {
         // reqwest needs a TLS provider even for plain http: one process-wide, ring (no
         // OpenSSL on the hosts users SSH into, no cmake to build). Already installed is fine.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = Client::builder()
-            .timeout(REQUEST_TIMEOUT)
+        let mut builder = Client::builder().timeout(REQUEST_TIMEOUT);
+        if let Some(ca) = ca {
+            let bad = |e: String| {
+                OqError::invalid(
+                    ErrorCode::InvalidConfig,
+                    format!("ca {}: {e}", ca.display()),
+                )
+            };
+            let pem = std::fs::read(ca).map_err(|e| bad(e.to_string()))?;
+            let certs =
+                reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))?;
+            if certs.is_empty() {
+                return Err(bad("no certificate in it".into()));
+            }
+            builder = builder.tls_certs_only(certs);
+        }
+        let client = builder
             .build()
             .map_err(|e| OqError::Internal(format!("http client: {e}")))?;
         Ok(HttpSource {

@@ -13,6 +13,10 @@
 //! directories = ["/home/me/code/loja"]
 //! username = "opencode"  # OpenCode's basic auth (default user `opencode`)
 //! password = "…"         # or OPENCODE_SERVER_PASSWORD / OC_PASSWORD in the environment
+//!
+//! [profiles.tls]
+//! source = "https://oq.internal:7878"
+//! ca = "oq-ca.pem"       # trust only this CA (relative to the config dir); default: the system's
 //! ```
 //!
 //! Other tables (`[tui]`, `[keys]`) belong to the TUI and are ignored here.
@@ -41,6 +45,9 @@ pub struct Profile {
     pub username: Option<String>,
     /// An OpenCode server's basic-auth password.
     pub password: Option<String>,
+    /// An `https://` server's CA certificate (PEM), trusted instead of the system's roots;
+    /// relative to the config dir.
+    pub ca: Option<PathBuf>,
 }
 
 /// Secrets (token, password) never show in `Debug`.
@@ -55,6 +62,7 @@ impl std::fmt::Debug for Profile {
             .field("directories", &self.directories)
             .field("username", &self.username)
             .field("password", &hidden(&self.password))
+            .field("ca", &self.ca)
             .finish()
     }
 }
@@ -103,5 +111,6 @@ pub fn load(dir: &Path, name: &str) -> Result<Profile, OqError> {
     if let Some(var) = &profile.token_env {
         profile.token = std::env::var(var).ok().or(profile.token);
     }
+    profile.ca = profile.ca.map(|ca| dir.join(ca));
     Ok(profile)
 }

@@ -44,6 +44,15 @@ pub struct Config {
     pub opencode: Vec<OpencodeUpstream>,
     /// `[limits]`: timeouts and caps (defaults without the table).
     pub limits: Limits,
+    /// `tls_cert` / `tls_key`: serve HTTPS (both or neither).
+    pub tls: Option<TlsFiles>,
+}
+
+/// The PEM files of the server's certificate chain and its private key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,6 +112,8 @@ struct RawConfig {
     store: Option<Spanned<String>>,
     store_password_env: Option<Spanned<String>>,
     store_password_file: Option<Spanned<String>>,
+    tls_cert: Option<Spanned<String>>,
+    tls_key: Option<Spanned<String>>,
     #[serde(default)]
     users: Vec<RawUser>,
     #[serde(default)]
@@ -167,6 +178,34 @@ impl Config {
                 )
             })?,
         };
+        // Paths in the file are relative to the file's folder, not the working directory.
+        let beside = |p: &str| {
+            let p = PathBuf::from(p);
+            if p.is_relative() {
+                path.parent().unwrap_or(Path::new(".")).join(p)
+            } else {
+                p
+            }
+        };
+        let tls = match (&raw.tls_cert, &raw.tls_key) {
+            (None, None) => None,
+            (Some(c), Some(k)) => Some(TlsFiles {
+                cert: beside(c.get_ref()),
+                key: beside(k.get_ref()),
+            }),
+            (Some(c), None) => {
+                return Err(err(
+                    Some(c.span()),
+                    "tls_cert needs tls_key (the certificate's private key, PEM)".into(),
+                ));
+            }
+            (None, Some(k)) => {
+                return Err(err(
+                    Some(k.span()),
+                    "tls_key needs tls_cert (the certificate chain, PEM)".into(),
+                ));
+            }
+        };
         let data_dir = match &raw.data_dir {
             None => {
                 return Err(err(
@@ -177,14 +216,7 @@ impl Config {
             Some(d) if d.get_ref().trim().is_empty() => {
                 return Err(err(Some(d.span()), "data_dir is empty".into()));
             }
-            Some(d) => {
-                let p = PathBuf::from(d.get_ref());
-                if p.is_relative() {
-                    path.parent().unwrap_or(Path::new(".")).join(p)
-                } else {
-                    p
-                }
-            }
+            Some(d) => beside(d.get_ref()),
         };
 
         let mut users = Vec::with_capacity(raw.users.len());
@@ -343,6 +375,7 @@ impl Config {
             projects,
             opencode,
             limits,
+            tls,
         })
     }
 }

@@ -12,6 +12,7 @@
 //! every permit is back.
 
 pub mod timed_io;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tower_service::Service;
 
+use super::audit::AuditLog;
 use super::config::Limits;
 use timed_io::{Activity, Clocks, TimedIo};
 
@@ -43,6 +45,8 @@ pub async fn accept_loop(
     listener: TcpListener,
     router: Router,
     limits: Limits,
+    audit: Arc<AuditLog>,
+    tls: Option<Arc<tls::Tls>>,
     mut stopping: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
@@ -61,17 +65,37 @@ pub async fn accept_loop(
             }
         };
         let Ok(permit) = slots.clone().try_acquire_owned() else {
-            refuse(&stream, limits.max_connections);
+            // A TLS client would read our plain 503 as garbage: it is only closed.
+            if tls.is_none() {
+                refuse(&stream, limits.max_connections);
+            }
+            audit.connection_refused(remote);
             continue;
         };
-        tokio::spawn(connection(
-            stream,
-            remote,
-            router.clone(),
-            limits,
-            stopping.clone(),
-            permit,
-        ));
+        let _ = stream.set_nodelay(true);
+        // A fixed kernel send buffer: autotuned, a client that does not read could pin
+        // megabytes per connection before the write clock even starts.
+        let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER);
+        let (router, stopping) = (router.clone(), stopping.clone());
+        match &tls {
+            None => {
+                tokio::spawn(connection(stream, remote, router, limits, stopping, permit));
+            }
+            Some(tls) => {
+                let acceptor = tls.acceptor();
+                tokio::spawn(async move {
+                    // The handshake is part of the head: on the same clock.
+                    let shake = tokio::time::timeout(limits.header_read, acceptor.accept(stream));
+                    match shake.await {
+                        Ok(Ok(io)) => {
+                            connection(io, remote, router, limits, stopping, permit).await
+                        }
+                        Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%remote, "TLS handshake timed out"),
+                    }
+                });
+            }
+        }
     }
     drop(listener);
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
@@ -92,18 +116,16 @@ fn refuse(stream: &TcpStream, max: usize) {
     let _ = stream.try_write(reply.as_bytes());
 }
 
-async fn connection(
-    stream: TcpStream,
+async fn connection<I>(
+    stream: I,
     remote: SocketAddr,
     router: Router,
     limits: Limits,
     mut stopping: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
-) {
-    let _ = stream.set_nodelay(true);
-    // A fixed kernel send buffer: autotuned, a client that does not read could pin
-    // megabytes per connection before the write clock even starts.
-    let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER);
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let activity = Activity::new();
     let clocks = Clocks {
         header_read: limits.header_read,

@@ -76,6 +76,7 @@ pub fn document() -> Value {
                     ("409", "already answered (`pergunta_ja_respondida`)"),
                     BODY_ERRORS[0],
                     BODY_ERRORS[1],
+                    BODY_ERRORS[2],
                     (
                         "422",
                         "neither, both, empty, or accepts a suggestion that does not exist (`sugestao_inexistente`)",
@@ -348,10 +349,16 @@ pub fn document() -> Value {
         "a member or an agent of the project",
         &[],
         with(
-            project_errors(&[(
-                "422",
-                "a Last-Event-ID that is not a revision (`invalid_last_event_id`)",
-            )]),
+            with(
+                project_errors(&[(
+                    "422",
+                    "a Last-Event-ID that is not a revision, or beyond the project's (`invalid_last_event_id`)",
+                )]),
+                "429",
+                err(
+                    "too many failed authentications from this address (`too_many_auth_failures`), or this token holds `[limits] max_streams_per_token` streams already (`too_many_streams`)",
+                ),
+            ),
             "200",
             json!({ "description": "the stream", "content": { "text/event-stream": { "schema": schema("Tip") } } }),
         ),

@@ -33,6 +33,10 @@ pub(super) fn project_errors(extra: &[(&str, &str)]) -> serde_json::Map<String, 
         err("no token, or a token this server does not know (`unauthorized`)"),
     );
     m.insert(
+        "429".into(),
+        err("too many failed authentications from this address this minute (`too_many_auth_failures`, with `Retry-After`)"),
+    );
+    m.insert(
         "404".into(),
         err("the project does not exist or the caller is not in it; or the id is of another project (`not_found`)"),
     );
@@ -75,7 +79,11 @@ pub(super) fn with_body(mut op: Value, schema: Value) -> Value {
     op
 }
 
-pub(super) const BODY_ERRORS: [(&str, &str); 3] = [
+pub(super) const BODY_ERRORS: [(&str, &str); 4] = [
+    (
+        "408",
+        "the body did not arrive within `[limits] body_read_seconds` (`body_timeout`)",
+    ),
     ("413", "the body is larger than 64 KiB (`body_too_large`)"),
     (
         "415",
