@@ -762,3 +762,35 @@ fn coverage_is_partial_until_every_directory_listed_even_right_after_a_start() {
     assert_eq!(snap["connected"], false);
     s.stop();
 }
+
+#[test]
+fn the_authors_form_pauses_the_timer_as_interaction_through_the_http_source() {
+    use oq::domain::delegation::PauseReason;
+    use oq::source::{HttpSource, Source};
+    let (s, up) = setup(&["que_i"], true, 1, fast());
+    wait_open(&s, "que_i");
+    until(DEADLINE, || {
+        s.state_of("que_i").filter(|r| r["state"] == "counting")
+    })
+    .expect("counting");
+    let src = HttpSource::new(&s.base, &s.ana).unwrap();
+    let paused =
+        s.rt.block_on(src.pause_auto("que_i", PauseReason::Interaction))
+            .unwrap();
+    assert_eq!(paused.state, Some(oq::wire::AutoState::Paused));
+    let r = s.state_of("que_i").unwrap();
+    assert_eq!(r["pauseReason"], "interaction", "{r}");
+    assert_eq!(r["pausedBy"], "ana", "{r}");
+    let noted = notes(&s, "open_question.paused", "que_i");
+    assert_eq!(noted[0].1["reason"], "interaction", "{noted:?}");
+    // Well past the 1 s window while the form is open: nothing goes upstream.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(up.posts(), 0);
+    // The form closed without an answer: a fresh window, then the timer's one POST.
+    let resumed = s.rt.block_on(src.resume_auto("que_i")).unwrap();
+    assert_eq!(resumed.state, Some(oq::wire::AutoState::Counting));
+    let q = wait_settled(&s, "que_i");
+    assert_eq!(q["answer"]["decisionSource"], "auto_delegate", "{q}");
+    assert_eq!(up.posts(), 1);
+    s.stop();
+}

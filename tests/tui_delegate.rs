@@ -622,7 +622,10 @@ async fn http_source_pauses_delegates_and_keeps_the_refusal_code() {
     let seen = Seen::default();
     let base = serve(bridge_server(seen.clone())).await;
     let src = HttpSource::new(&base, "tok").unwrap();
-    let paused = src.pause_auto("que_a").await.unwrap();
+    let paused = src
+        .pause_auto("que_a", oq::domain::delegation::PauseReason::User)
+        .await
+        .unwrap();
     assert_eq!(
         paused,
         AutoCommand {
@@ -654,7 +657,10 @@ async fn the_local_source_has_no_auto_delegate() {
     ));
     let src = oq::source::LocalSource::new(engine, "dev-a");
     assert_eq!(src.auto_delegate().await.unwrap(), None);
-    let e = src.pause_auto("q-1").await.unwrap_err();
+    let e = src
+        .pause_auto("q-1", oq::domain::delegation::PauseReason::User)
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), "not_supported");
     let e = src.delegate_now("q-1").await.unwrap_err();
     assert_eq!(e.code(), "not_supported");

@@ -125,8 +125,15 @@ impl Source for AnySource {
     async fn auto_delegate(&self) -> Result<Option<AutoDelegate>, OqError> {
         each!(self, s => s.auto_delegate().await)
     }
-    async fn pause_auto(&self, question_id: &str) -> Result<AutoCommand, OqError> {
-        each!(self, s => s.pause_auto(question_id).await)
+    async fn pause_auto(
+        &self,
+        question_id: &str,
+        reason: crate::domain::delegation::PauseReason,
+    ) -> Result<AutoCommand, OqError> {
+        each!(self, s => s.pause_auto(question_id, reason).await)
+    }
+    async fn resume_auto(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+        each!(self, s => s.resume_auto(question_id).await)
     }
     async fn delegate_now(&self, question_id: &str) -> Result<AutoCommand, OqError> {
         each!(self, s => s.delegate_now(question_id).await)

@@ -382,14 +382,27 @@ impl Source for HttpSource {
         Ok(Some(body.into_view(now_ms())))
     }
 
-    async fn pause_auto(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+    async fn pause_auto(
+        &self,
+        question_id: &str,
+        reason: crate::domain::delegation::PauseReason,
+    ) -> Result<AutoCommand, OqError> {
         let path = format!(
             "/api/question-auto-delegate/requests/{}/pause",
             seg(question_id)
         );
         let body: CommandReply = self
-            .post(&path, &serde_json::json!({ "reason": "user" }))
+            .post(&path, &serde_json::json!({ "reason": reason.as_str() }))
             .await?;
+        Ok(body.into())
+    }
+
+    async fn resume_auto(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+        let path = format!(
+            "/api/question-auto-delegate/requests/{}/resume",
+            seg(question_id)
+        );
+        let body: CommandReply = self.post(&path, &serde_json::json!({})).await?;
         Ok(body.into())
     }
 

@@ -157,8 +157,19 @@ pub trait Source: Send + Sync {
     fn auto_delegate(&self) -> impl Future<Output = Result<Option<AutoDelegate>, OqError>> + Send {
         async { Ok(None) }
     }
-    /// Pauses the auto-answer of a bridged question (reason `user`).
+    /// Pauses the auto-answer of a bridged question: `User` (the author takes it over)
+    /// or `Interaction` (the author has its form open; [`Source::resume_auto`] when the
+    /// form closes without an answer).
     fn pause_auto(
+        &self,
+        question_id: &str,
+        reason: crate::domain::delegation::PauseReason,
+    ) -> impl Future<Output = Result<AutoCommand, OqError>> + Send {
+        let _ = (question_id, reason);
+        async { Err(not_supported(self.describe())) }
+    }
+    /// Resumes a paused bridged question: a fresh window.
+    fn resume_auto(
         &self,
         question_id: &str,
     ) -> impl Future<Output = Result<AutoCommand, OqError>> + Send {

@@ -401,8 +401,17 @@ impl<S: Source> Source for ResilientSource<S> {
     }
 
     /// Commands are never queued: a pause or a delegate is worth something only now.
-    async fn pause_auto(&self, question_id: &str) -> Result<AutoCommand, OqError> {
-        self.guarded(self.inner.pause_auto(question_id)).await
+    async fn pause_auto(
+        &self,
+        question_id: &str,
+        reason: crate::domain::delegation::PauseReason,
+    ) -> Result<AutoCommand, OqError> {
+        self.guarded(self.inner.pause_auto(question_id, reason))
+            .await
+    }
+
+    async fn resume_auto(&self, question_id: &str) -> Result<AutoCommand, OqError> {
+        self.guarded(self.inner.resume_auto(question_id)).await
     }
 
     async fn delegate_now(&self, question_id: &str) -> Result<AutoCommand, OqError> {

@@ -205,7 +205,10 @@ impl<S: Source + Clone + 'static> Runner<S> {
             }
             Effect::PauseAuto { question_id } => {
                 tokio::spawn(async move {
-                    let result = source.pause_auto(&question_id).await.map_err(refusal);
+                    let result = source
+                        .pause_auto(&question_id, crate::domain::delegation::PauseReason::User)
+                        .await
+                        .map_err(refusal);
                     let _ = tx.send(Msg::AutoCommanded {
                         question_id,
                         action: AutoAction::Pause,
