@@ -70,6 +70,11 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
         "a source speaks to a server over the wire, never into it",
     ),
     (
+        "src/mcp",
+        &["crate::server", "crate::tui", "crate::bridge", "axum"],
+        "the MCP tools run on the engine; the server mounts them, never the reverse",
+    ),
+    (
         "src/bridge",
         &["crate::server", "axum"],
         "the bridge sits below the server: engine, OpenCode client and a change notifier only",

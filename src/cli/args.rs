@@ -111,6 +111,26 @@ pub enum Command {
     /// Write a starter configuration: `oq init serve`.
     #[command(subcommand)]
     Init(super::conventions::InitCommand),
+    /// An MCP server over stdio for an agent (declare_open_question, wait_for_answer…).
+    #[command(long_about = MCP_HELP)]
+    Mcp(McpArgs),
+}
+
+const MCP_HELP: &str = concat!(
+    "An MCP server over stdio for one agent in one session: the tools declare_open_question, ",
+    "wait_for_answer, get_question, list_my_questions and withdraw_question.\n\n",
+    crate::central_instruction!()
+);
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The agent's role: criativo, po, arquiteto or dev-lead.
+    #[arg(long, env = "OQ_AGENT")]
+    pub agent: Option<String>,
+    /// The session its questions are born in (default, locally: your own session in the
+    /// project).
+    #[arg(long)]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Args)]

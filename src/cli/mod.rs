@@ -5,6 +5,7 @@
 pub mod args;
 mod context;
 pub mod conventions;
+mod mcp;
 mod outbox;
 pub mod render;
 mod run;

@@ -47,6 +47,8 @@ pub fn run(cli: Cli) -> i32 {
                 e.exit_code()
             });
         }
+        // Standard output is the protocol's: its own runtime and context.
+        Command::Mcp(m) => return super::mcp::run(cli.global, m),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -174,7 +176,8 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
         | Command::Store(_)
         | Command::Completions { .. }
         | Command::Man
-        | Command::Init(_) => Err(OqError::Internal(
+        | Command::Init(_)
+        | Command::Mcp(_) => Err(OqError::Internal(
             "serve and token run before the local context".into(),
         )),
     }

@@ -63,6 +63,8 @@ pub enum ClosedReason {
     Rejected,
     /// It was settled upstream by someone else (replied or rejected there).
     External,
+    /// The agent that declared it (or the session's author) retracted it.
+    Withdrawn,
 }
 
 impl ClosedReason {
@@ -70,6 +72,7 @@ impl ClosedReason {
         match self {
             ClosedReason::Rejected => "rejected",
             ClosedReason::External => "external",
+            ClosedReason::Withdrawn => "withdrawn",
         }
     }
 }

@@ -81,6 +81,9 @@ error_codes! {
     InvalidKind => "invalid_kind",
     InvalidLastEventId => "invalid_last_event_id",
     InvalidLimit => "invalid_limit",
+    /// An agent's question with options that are not a valid choice (none, too many, a
+    /// label twice).
+    InvalidOptions => "invalid_options",
     InvalidQuery => "invalid_query",
     /// `oq store migrate --grant ROLE` naming the owner itself.
     InvalidRole => "invalid_role",
@@ -100,6 +103,8 @@ error_codes! {
     NotAnAdmin => "not_an_admin",
     NotAnExecutionSession => "not_an_execution_session",
     NotAnOqStore => "not_an_oq_store",
+    /// Withdrawing a question neither declared by this agent nor of this person's session.
+    NotDeclarer => "not_declarer",
     NotFound => "not_found",
     /// The source cannot do this (asking on an OpenCode source…).
     NotSupported => "not_supported",
@@ -120,6 +125,8 @@ error_codes! {
     QuestionNotReady => "question_not_ready",
     /// Seed 002: another path holds the single-flight claim on this request.
     QuestionSubmissionClaimed => "question_submission_claimed",
+    /// An MCP door's question of another session than the one it works in.
+    OtherSession => "other_session",
     /// Not a refusal: the answer waits in the outbox.
     Queued => "queued",
     /// A code a newer server sent that this binary does not know.

@@ -121,6 +121,14 @@ pub enum Event {
     /// Upstream's session was aborted with the question pending (it stays listed there).
     #[serde(rename = "open_question.orphaned", rename_all = "camelCase")]
     QuestionOrphaned { question_id: String },
+    /// The declaring agent (or the session's author) retracted the question, and why;
+    /// written with the closure (reason `withdrawn`) that takes it out of the queue.
+    #[serde(rename = "open_question.withdrawn", rename_all = "camelCase")]
+    QuestionWithdrawn {
+        question_id: String,
+        by: String,
+        reason: String,
+    },
     /// RN-505's generic decision artifact, recorded with every answer.
     #[serde(rename = "decision_record", rename_all = "camelCase")]
     DecisionRecord {
@@ -228,6 +236,7 @@ impl Event {
             Event::QuestionAnswered { .. } => "open_question.answered",
             Event::QuestionClosed { .. } => "open_question.closed",
             Event::QuestionOrphaned { .. } => "open_question.orphaned",
+            Event::QuestionWithdrawn { .. } => "open_question.withdrawn",
             Event::DecisionRecord { .. } => "decision_record",
             Event::QaVerdict { .. } => "qa.verdict",
             Event::GateCorrectionCounted { .. } => "gate.correction_counted",
@@ -260,6 +269,7 @@ impl Event {
             | Event::QuestionAnswered { question_id, .. }
             | Event::QuestionClosed { question_id, .. }
             | Event::QuestionOrphaned { question_id }
+            | Event::QuestionWithdrawn { question_id, .. }
             | Event::DecisionRecord { question_id, .. }
             | Event::GateRescueParked { question_id, .. }
             | Event::GateResumed { question_id, .. }

@@ -5,6 +5,7 @@
 
 pub mod actor;
 pub mod choices;
+pub mod declared;
 pub mod delegation;
 pub mod dev_context;
 pub mod error;

@@ -71,6 +71,7 @@ impl DecisionSource {
         match reason {
             ClosedReason::Rejected => DecisionSource::Dismissed,
             ClosedReason::External => DecisionSource::Upstream,
+            ClosedReason::Withdrawn => DecisionSource::Withdrawn,
         }
     }
 

@@ -54,6 +54,11 @@ impl<S: Store> Engine<S> {
                 let project = question.project_id.clone();
                 match reason {
                     ClosedReason::Rejected => check_author_and_open(&question, actor)?,
+                    ClosedReason::Withdrawn => {
+                        return Err(OqError::Internal(
+                            "a withdrawal is recorded by Engine::withdraw, with its reason".into(),
+                        ));
+                    }
                     ClosedReason::External => {
                         if !matches!(actor, Actor::Service { .. }) {
                             return Err(OqError::forbidden(

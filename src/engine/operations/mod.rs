@@ -3,8 +3,10 @@
 //! One `impl Engine` block per area: `questions.rs` (declare, answer, list, readiness),
 //! `work.rs` (stories and tasks), `gate.rs` (QA verdicts, waiting, dev-context),
 //! `imported.rs` (questions that also live upstream: dismiss, settle as what happened,
-//! orphan, and the bridge's notes).
+//! orphan, and the bridge's notes), `agents.rs` (what MCP and hook doors declare and
+//! withdraw).
 
+mod agents;
 mod gate;
 mod imported;
 mod questions;
