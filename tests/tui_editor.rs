@@ -10,23 +10,7 @@ mod common_pty;
 use std::path::Path;
 use std::process::Command;
 
-use common_pty::{BIN, Tui};
-
-fn demo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["--as", "dev-a", "demo", "--quiet"])
-        .output()
-        .expect("oq demo");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
+use common_pty::{Tui, demo_store};
 
 /// An editor that announces itself, then saves the one line typed into it.
 fn scripted_editor(dir: &Path) -> String {
@@ -43,7 +27,7 @@ fn scripted_editor(dir: &Path) -> String {
 
 #[test]
 fn the_editor_opens_on_the_first_key_and_gets_every_key_after_it() {
-    let data = demo();
+    let data = demo_store();
     let scripts = tempfile::tempdir().unwrap();
     let editor = scripted_editor(scripts.path());
     let mut tui = Tui::spawn_with(

@@ -9,7 +9,7 @@ mod common_pty;
 use std::path::Path;
 use std::process::Command;
 
-use common_pty::{BIN, Tui};
+use common_pty::{BIN, Tui, demo_store};
 
 fn oq(dir: &Path, user: &str, args: &[&str]) -> std::process::Output {
     Command::new(BIN)
@@ -22,17 +22,6 @@ fn oq(dir: &Path, user: &str, args: &[&str]) -> std::process::Output {
         .expect("run oq")
 }
 
-fn demo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = oq(dir.path(), "dev-a", &["demo", "--quiet"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
-
 fn open_items(dir: &Path, user: &str) -> Vec<serde_json::Value> {
     let out = oq(dir, user, &["list", "--json", "--status", "open"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("list json");
@@ -41,7 +30,7 @@ fn open_items(dir: &Path, user: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn the_author_accepts_types_a_multi_line_answer_and_sees_live_changes() {
-    let data = demo();
+    let data = demo_store();
     let mut tui = Tui::spawn(data.path(), "dev-a");
     tui.wait_text("Open questions (6)");
     tui.wait_text("6 questions are still open — answer (o)");
@@ -109,7 +98,7 @@ fn the_author_accepts_types_a_multi_line_answer_and_sees_live_changes() {
 
 #[test]
 fn a_non_author_cannot_answer_by_any_key() {
-    let data = demo();
+    let data = demo_store();
     let before = open_items(data.path(), "dev-a").len();
     let mut tui = Tui::spawn(data.path(), "ana");
     tui.wait_text("Which payment provider should checkout offer first?");
@@ -165,7 +154,7 @@ fn drafts_on_disk(data: &Path) -> Vec<String> {
 
 #[test]
 fn sigterm_restores_the_terminal_and_keeps_the_draft() {
-    let data = demo();
+    let data = demo_store();
     let mut tui = Tui::spawn(data.path(), "dev-a");
     type_a_draft(&mut tui, "half a thought");
     tui.signal("TERM");
@@ -185,7 +174,7 @@ fn sigterm_restores_the_terminal_and_keeps_the_draft() {
 
 #[test]
 fn sighup_restores_the_terminal() {
-    let data = demo();
+    let data = demo_store();
     let mut tui = Tui::spawn(data.path(), "dev-a");
     tui.wait_text("Open questions (6)");
     tui.signal("HUP");
@@ -195,7 +184,7 @@ fn sighup_restores_the_terminal() {
 
 #[test]
 fn a_panic_restores_the_terminal_and_keeps_the_draft() {
-    let data = demo();
+    let data = demo_store();
     let mut tui = Tui::spawn_with(data.path(), "dev-a", &[("OQ_TEST_PANIC_KEY", "~")]);
     type_a_draft(&mut tui, "kept across a panic");
     tui.send(b"~");
@@ -207,7 +196,7 @@ fn a_panic_restores_the_terminal_and_keeps_the_draft() {
 
 #[test]
 fn sighup_keeps_the_draft() {
-    let data = demo();
+    let data = demo_store();
     let mut tui = Tui::spawn(data.path(), "dev-a");
     type_a_draft(&mut tui, "kept across a hangup");
     tui.signal("HUP");

@@ -10,23 +10,7 @@ mod common_pty;
 use std::path::Path;
 use std::process::Command;
 
-use common_pty::{BIN, Detached};
-
-fn demo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["--as", "dev-a", "demo", "--quiet"])
-        .output()
-        .expect("oq demo");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
+use common_pty::{Detached, demo_store};
 
 /// Opens the answer field on dev-a's guest-checkout question and types `text`,
 /// without waiting for it to show: the last keys may still be in flight.
@@ -55,7 +39,7 @@ const CALM: u64 = 10;
 
 #[test]
 fn a_terminal_gone_without_a_signal_ends_oq_with_the_last_keys_in_the_draft() {
-    let data = demo();
+    let data = demo_store();
     let mut tui = Detached::spawn(data.path(), "dev-a", &[]);
     type_into_the_field(&mut tui, "half an answ");
     // Read by oq before the terminal dies (a hang-up discards what is still unread in
@@ -80,7 +64,7 @@ fn a_terminal_gone_without_a_signal_ends_oq_with_the_last_keys_in_the_draft() {
 
 #[test]
 fn sigterm_while_typing_on_a_tty_not_controlling_ends_oq_with_every_key_in_the_draft() {
-    let data = demo();
+    let data = demo_store();
     let mut tui = Detached::spawn(data.path(), "dev-a", &[]);
     type_into_the_field(&mut tui, "typed then killed");
     // Read by oq (keys still in the kernel's buffer when the signal lands are not

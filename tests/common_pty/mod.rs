@@ -17,6 +17,23 @@ pub const DEADLINE: Duration = Duration::from_secs(30);
 pub const ROWS: u16 = 30;
 pub const COLS: u16 = 100;
 
+/// A fresh data dir holding the demo store (`oq demo`, as dev-a).
+pub fn demo_store() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--as", "dev-a", "demo", "--quiet"])
+        .output()
+        .expect("oq demo");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
 pub struct Tui {
     child: Box<dyn Child + Send + Sync>,
     master: Box<dyn MasterPty + Send>,
