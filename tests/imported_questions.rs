@@ -198,7 +198,7 @@ fn an_imported_question_is_answered_with_choices_and_keeps_them() {
             w.engine
                 .answer(&w.dev, None, &plain.question_id, &with_answers)
         ),
-        "invalid_body"
+        "invalid_answers"
     );
 }
 
@@ -224,7 +224,7 @@ fn a_lone_free_text_part_takes_resposta() {
             w.engine
                 .answer(&w.dev, None, &id, &AnswerInput::text("Zed"))
         ),
-        "invalid_body"
+        "invalid_answers"
     );
 }
 

@@ -209,6 +209,9 @@ impl OqError {
             ErrorCode::UpstreamUnreachable
             | ErrorCode::UpstreamRefused
             | ErrorCode::UpstreamUncertain => OqError::Upstream { code, message },
+            // Any other upstream's failure a server answered with (`upstream_error`,
+            // `upstream_driven_elsewhere`): the server is up, so not an outage to queue for.
+            _ if code.is_upstream() && status >= 500 => OqError::Upstream { code, message },
             _ => match status {
                 404 => OqError::NotFound { message },
                 400 | 413 | 415 | 422 => OqError::Invalid { code, message },

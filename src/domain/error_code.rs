@@ -197,6 +197,11 @@ error_codes! {
 }
 
 impl ErrorCode {
+    /// An upstream's refusal (`upstream_*`): a bridged OpenCode's, not the server's own.
+    pub fn is_upstream(self) -> bool {
+        self.as_str().starts_with("upstream_")
+    }
+
     /// The code for its wire form, [`ErrorCode::RemoteError`] for an unknown one.
     pub fn from_wire(s: &str) -> ErrorCode {
         ErrorCode::parse(s).unwrap_or(ErrorCode::RemoteError)

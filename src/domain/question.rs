@@ -442,7 +442,7 @@ fn decide_shape(question: &Question, input: &AnswerInput) -> Result<DecidedAnswe
     if let Some(answers) = &input.answers {
         if question.prompts.is_empty() {
             return Err(OqError::invalid(
-                ErrorCode::InvalidBody,
+                ErrorCode::InvalidAnswers,
                 format!(
                     "question {} has no options; send resposta",
                     question.question_id
@@ -473,7 +473,7 @@ fn decide_shape(question: &Question, input: &AnswerInput) -> Result<DecidedAnswe
                 })
             }
             parts => Err(OqError::invalid(
-                ErrorCode::InvalidBody,
+                ErrorCode::InvalidAnswers,
                 format!(
                     "question {} has {} part(s) with options; send answers",
                     question.question_id,
