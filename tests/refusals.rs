@@ -135,6 +135,14 @@ const NOT_BY_A_DOOR: &[(ErrorCode, &str)] = &[
         "the MCP door, on the engine: a question of another session (mcp_stdio)",
     ),
     (
+        ErrorCode::InvalidHookInput,
+        "Claude Code's hook on stdin, local engine only (claude_hook)",
+    ),
+    (
+        ErrorCode::InvalidHookSettings,
+        "oq hook claude-code --install on Claude's settings file, no source (claude_hook)",
+    ),
+    (
         ErrorCode::BodyTimeout,
         "HTTP only: a body that does not arrive in time (serve_limits)",
     ),

@@ -114,6 +114,9 @@ pub enum Command {
     /// An MCP server over stdio for an agent (declare_open_question, wait_for_answer…).
     #[command(long_about = MCP_HELP)]
     Mcp(McpArgs),
+    /// Hooks for agents' own question tools: `oq hook claude-code [--install]`.
+    #[command(subcommand)]
+    Hook(super::hook::HookCommand),
 }
 
 const MCP_HELP: &str = concat!(

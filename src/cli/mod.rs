@@ -5,6 +5,7 @@
 pub mod args;
 mod context;
 pub mod conventions;
+mod hook;
 mod mcp;
 mod outbox;
 pub mod render;

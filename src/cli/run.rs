@@ -49,6 +49,8 @@ pub fn run(cli: Cli) -> i32 {
         }
         // Standard output is the protocol's: its own runtime and context.
         Command::Mcp(m) => return super::mcp::run(cli.global, m),
+        // Claude Code reads its standard output and exit code: its own mapping.
+        Command::Hook(h) => return super::hook::run(cli.global, h),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -177,7 +179,8 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
         | Command::Completions { .. }
         | Command::Man
         | Command::Init(_)
-        | Command::Mcp(_) => Err(OqError::Internal(
+        | Command::Mcp(_)
+        | Command::Hook(_) => Err(OqError::Internal(
             "serve and token run before the local context".into(),
         )),
     }

@@ -74,6 +74,12 @@ error_codes! {
     /// `oq status --format` with an unknown `{field}` or an unmatched brace.
     InvalidFormat => "invalid_format",
     InvalidGate => "invalid_gate",
+    /// `oq hook claude-code` read something that is not Claude Code's hook JSON for
+    /// `AskUserQuestion` (not JSON, another tool, another event).
+    InvalidHookInput => "invalid_hook_input",
+    /// `oq hook claude-code --install/--uninstall` on a settings file that is not a JSON
+    /// object (or whose `hooks` is not the shape Claude Code reads): left unchanged.
+    InvalidHookSettings => "invalid_hook_settings",
     InvalidId => "invalid_id",
     /// An `Idempotency-Key` the question's answer holds, sent with another body or by
     /// another person: not a retry of that answer.

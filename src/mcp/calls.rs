@@ -144,7 +144,14 @@ impl<S: Store + 'static> Calls<S> {
         let door = door.clone();
         let q = self
             .blocking(move |e| {
-                e.declare_from(&door.actor, &door.project, Origin::Mcp, &input, &prompts)
+                e.declare_from(
+                    &door.actor,
+                    &door.project,
+                    Origin::Mcp,
+                    &input,
+                    &prompts,
+                    None,
+                )
             })
             .await?;
         Ok(json!({

@@ -18,42 +18,14 @@ use serde_json::{Value, json};
 
 pub const OQ: &str = env!("CARGO_BIN_EXE_oq");
 
-fn target_dir() -> PathBuf {
-    // target/debug/oq → target
-    Path::new(OQ)
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+#[path = "../common_ci/mod.rs"]
+mod common_ci;
 
 /// The venv's python with `mcp` installed, or `None` (skip) outside CI when it cannot be.
 pub fn python() -> Option<PathBuf> {
     static PY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let got = PY.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/mcp-python.sh"))
-            .arg(target_dir())
-            .output()
-            .map_err(|e| format!("cannot run .ci/mcp-python.sh: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                ".ci/mcp-python.sh failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Ok(PathBuf::from(path))
-    });
-    match got {
-        Ok(p) => Some(p.clone()),
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => panic!("{why}"),
-        Err(why) => {
-            eprintln!("skipped: the Python MCP client is not available: {why}");
-            None
-        }
-    }
+    let got = PY.get_or_init(|| common_ci::install("mcp-python.sh"));
+    common_ci::or_skip(got, "the Python MCP client")
 }
 
 /// `oq mcp` over stdio as `user`'s agent `role`, its pid written to `<dir>/mcp.pid`.

@@ -53,6 +53,29 @@ impl Tui {
     }
 
     pub fn spawn_args(args: &[&str], env: &[(&str, &str)]) -> Tui {
+        let mut cmd = CommandBuilder::new(BIN);
+        cmd.args(args);
+        cmd.env("NO_COLOR", "1");
+        cmd.env("EDITOR", "true");
+        cmd.env("VISUAL", "true");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Tui::spawn_cmd(cmd)
+    }
+
+    /// Any program in the pty (another agent's own TUI: Claude Code), as its session
+    /// leader, so [`Tui::kill_group`] stops what it started too.
+    pub fn spawn_program(program: &Path, cwd: &Path, env: &[(String, String)]) -> Tui {
+        let mut cmd = CommandBuilder::new(program);
+        cmd.cwd(cwd);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Tui::spawn_cmd(cmd)
+    }
+
+    fn spawn_cmd(mut cmd: CommandBuilder) -> Tui {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -62,15 +85,13 @@ impl Tui {
             })
             .expect("pty");
         let config = tempfile::tempdir().expect("config dir");
-        let mut cmd = CommandBuilder::new(BIN);
-        cmd.args(args);
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("NO_COLOR", "1");
-        cmd.env("OQ_CONFIG_DIR", config.path());
-        cmd.env("EDITOR", "true");
-        cmd.env("VISUAL", "true");
-        for (k, v) in env {
-            cmd.env(k, v);
+        for (k, v) in [
+            ("TERM", "xterm-256color".as_ref()),
+            ("OQ_CONFIG_DIR", config.path().as_os_str()),
+        ] {
+            if cmd.get_env(k).is_none() {
+                cmd.env(k, v);
+            }
         }
         let child = pair.slave.spawn_command(cmd).expect("spawn oq");
         let mut reader = pair.master.try_clone_reader().expect("reader");
@@ -148,6 +169,24 @@ impl Tui {
             .status()
             .expect("kill");
         assert!(ok.success());
+    }
+
+    /// Stops the child's whole process group (it leads its session): TERM, then KILL.
+    pub fn kill_group(&mut self) {
+        let group = format!("-{}", self.pid());
+        let _ = Command::new("kill")
+            .args(["-TERM", "--", &group])
+            .stderr(std::process::Stdio::null())
+            .status();
+        let until = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < until && self.child.try_wait().ok().flatten().is_none() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stderr(std::process::Stdio::null())
+            .status();
+        let _ = self.child.wait();
     }
 
     pub fn wait_exit(&mut self) {

@@ -3,7 +3,7 @@
 
 use super::questions::NewQuestion;
 use super::{Engine, new_event, question_in};
-use crate::domain::choices::{ClosedReason, Prompt};
+use crate::domain::choices::{ClosedReason, Prompt, Upstream};
 use crate::domain::declared::{
     Origin, WITHDRAW_REASON_MAX_CHARS, check_prompts, check_retry_parts, check_withdrawer,
 };
@@ -17,7 +17,8 @@ impl<S: Store> Engine<S> {
     /// declare_open_question from an agent's door: the ADR's rules, the parts checked,
     /// `source` the door's origin. Under `input.idempotency_key` the id is the key's
     /// ([`Engine::declare`]'s rule): a retry returns the first question, and the key for
-    /// other text or other options is refused.
+    /// other text or other options is refused. `upstream` is where the agent keeps the
+    /// question too (Claude Code's session, tool call and working directory).
     pub fn declare_from(
         &self,
         actor: &Actor,
@@ -25,6 +26,7 @@ impl<S: Store> Engine<S> {
         origin: Origin,
         input: &DeclareInput,
         prompts: &[Prompt],
+        upstream: Option<Upstream>,
     ) -> Result<Question, OqError> {
         let role = check_declarer(actor)?;
         let input = input.validated()?;
@@ -42,7 +44,7 @@ impl<S: Store> Engine<S> {
                 source: origin.as_str(),
                 question_id: keyed.as_deref(),
                 prompts: prompts.clone(),
-                upstream: None,
+                upstream,
             },
         )?;
         check_retry_parts(&q, &prompts)?;

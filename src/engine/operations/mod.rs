@@ -163,7 +163,18 @@ impl<S: Store> Engine<S> {
     /// The person's own conversation session in a project, started on first use: where a
     /// local agent's questions go when it names no session.
     pub fn personal_session(&self, project_id: &str, person: &str) -> Result<Session, OqError> {
-        let session_id = format!("{project_id}.{person}");
+        self.session_of(project_id, person, &format!("{project_id}.{person}"))
+    }
+
+    /// The session `session_id`, started by `person` on first use (Claude Code's session
+    /// for the hook, the person's own for `oq ask`); one that exists keeps its author.
+    pub fn session_of(
+        &self,
+        project_id: &str,
+        person: &str,
+        session_id: &str,
+    ) -> Result<Session, OqError> {
+        let session_id = session_id.to_string();
         if let Some(s) = self.store.read(|v| v.session(&session_id))? {
             return Ok(s);
         }

@@ -1,0 +1,182 @@
+//! `oq hook claude-code`: Claude Code's own questions (`AskUserQuestion`) in oq's queue.
+//!
+//! - PreToolUse: the hook JSON on stdin is declared as one oq question (its parts and
+//!   options, source `claude-code`, in the oq session of Claude's `session_id`, started
+//!   by the acting person; the tool call and `cwd` kept as its upstream), the author's
+//!   answer awaited up to `--wait`, and printed as the hook output that answers the
+//!   dialog. Unanswered, dismissed, or oq unreachable: nothing printed, and Claude shows
+//!   its own dialog.
+//! - PostToolUse: what that dialog answered settles the oq question (`upstream`), so
+//!   nothing stays open in oq that was answered in Claude Code.
+//! - `--install` / `--uninstall`: our two hooks merged into (or taken out of) Claude's
+//!   settings file (`settings.rs`).
+//!
+//! Invariant: a hook never stops Claude Code. Every refusal is one line on stderr and
+//! exit 1, which Claude documents as a non-blocking error (exit 2 would block the tool);
+//! a bad input declares nothing.
+
+mod claude;
+mod install;
+mod settings;
+
+use std::io::Read;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::args::GlobalArgs;
+use super::context::{Context, agent, report_error};
+use crate::domain::declared::Origin;
+use crate::domain::{Actor, DecisionSource, DeclareInput, OqError, Question};
+use crate::engine::{ImportedSettlement, LocalEngine, ids};
+use claude::HookEvent;
+
+/// How often the waiting hook reads the store (another process writes the answer).
+const POLL: Duration = Duration::from_millis(20);
+/// Claude's own `timeout` is this much longer than our wait, so we end first.
+const TIMEOUT_MARGIN: u64 = 10;
+/// Exit code of a refused hook: Claude Code's "non-blocking error".
+const HOOK_REFUSED: i32 = 1;
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Claude Code's AskUserQuestion, answered in oq (a PreToolUse and a PostToolUse hook).
+    ClaudeCode(ClaudeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ClaudeArgs {
+    /// The agent role Claude Code's questions are declared as.
+    #[arg(long, env = "OQ_AGENT", default_value = "dev-lead")]
+    pub agent: String,
+    /// How long the PreToolUse hook waits for an answer in oq before Claude Code shows
+    /// its own dialog, in seconds.
+    #[arg(long, default_value_t = 590, value_name = "SECS")]
+    pub wait: u64,
+    /// Write the hooks into Claude Code's settings (merged beside yours).
+    #[arg(long, conflicts_with = "uninstall")]
+    pub install: bool,
+    /// Remove the hooks `--install` wrote, and nothing else.
+    #[arg(long)]
+    pub uninstall: bool,
+    /// Which settings file: `project` (.claude/settings.json here), `local`
+    /// (.claude/settings.local.json here) or `user` (~/.claude/settings.json).
+    #[arg(long, value_enum, default_value_t = Scope::Project)]
+    pub scope: Scope,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    Project,
+    Local,
+    User,
+}
+
+pub fn run(global: GlobalArgs, command: HookCommand) -> i32 {
+    let HookCommand::ClaudeCode(args) = command;
+    if args.install || args.uninstall {
+        let json = global.json;
+        return install::run(&global, &args).unwrap_or_else(|e| {
+            report_error(json, &e);
+            e.exit_code()
+        });
+    }
+    match hook(global, &args) {
+        Ok(Some(output)) => {
+            println!("{output}");
+            0
+        }
+        Ok(None) => 0,
+        Err(e) => {
+            report_error(false, &e);
+            HOOK_REFUSED
+        }
+    }
+}
+
+/// One hook call: the output to print, if any.
+fn hook(global: GlobalArgs, args: &ClaudeArgs) -> Result<Option<serde_json::Value>, OqError> {
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| OqError::Internal(format!("cannot read the hook input: {e}")))?;
+    let (event, input) = claude::read_input(&text)?;
+    let prompts = claude::prompts(&input)?;
+    let actor = agent(&args.agent)?;
+    let ctx = Context::open(global)?;
+    let engine = ctx.local("oq hook claude-code")?.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| OqError::Internal(format!("cannot start the runtime: {e}")))?;
+    let project = runtime.block_on(ctx.project())?;
+    let question_id = ids::keyed_question_id(&project, actor.id(), &claude::key(&input));
+    match event {
+        HookEvent::PreToolUse => {
+            let session = format!("{project}.cc-{}", input.session_id);
+            let session = engine.session_of(&project, &ctx.user, &session)?;
+            let declared = DeclareInput {
+                pergunta: claude::pergunta(&prompts),
+                sugestao: None,
+                afeta: Default::default(),
+                session_id: session.session_id,
+                idempotency_key: Some(claude::key(&input)),
+            };
+            let q = engine.declare_from(
+                &actor,
+                &project,
+                Origin::ClaudeCode,
+                &declared,
+                &prompts,
+                Some(claude::upstream(&input)),
+            )?;
+            let settled = wait(&engine, &project, &q, Duration::from_secs(args.wait))?;
+            Ok(settled.and_then(|q| claude::answered_output(&input, &q)))
+        }
+        HookEvent::PostToolUse => {
+            let q = match engine.question(Some(&project), &question_id) {
+                Ok(q) => q,
+                // Not declared by our PreToolUse (oq was unreachable then): nothing to settle.
+                Err(e) if e.code() == "not_found" => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            if q.is_open() {
+                let how = match claude::dialog_answers(&input, &q.prompts) {
+                    Some(answers) => ImportedSettlement::Answered {
+                        source: DecisionSource::Upstream,
+                        by: claude::UPSTREAM_KIND.into(),
+                        answers,
+                    },
+                    None => ImportedSettlement::Closed {
+                        source: DecisionSource::Upstream,
+                    },
+                };
+                let service = Actor::Service {
+                    id: claude::UPSTREAM_KIND.into(),
+                };
+                engine.settle_imported(&service, &project, &question_id, how)?;
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// The question once settled, or `None` when `bound` passes with it still open.
+fn wait(
+    engine: &LocalEngine,
+    project: &str,
+    q: &Question,
+    bound: Duration,
+) -> Result<Option<Question>, OqError> {
+    let deadline = Instant::now() + bound;
+    loop {
+        let now = engine.question(Some(project), &q.question_id)?;
+        if !now.is_open() {
+            return Ok(Some(now));
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(POLL);
+    }
+}

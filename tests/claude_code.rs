@@ -1,0 +1,172 @@
+//! A real Claude Code (npm, installed by `.ci/claude-code.sh`) against our scripted model
+//! (`tests/claude_peer/fake_anthropic.py`): headless with `oq mcp` as its MCP server, and
+//! interactive in a pseudo-terminal with `oq hook claude-code --install`'s hooks — the
+//! question in oq's queue, answered there, and the answer in what the model receives;
+//! or, past the hook's wait, answered in Claude's own dialog and settled as `upstream`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common_claude;
+mod common_pty;
+
+use common_claude::{Peer, until};
+use common_pty::Tui;
+use serde_json::{Value, json};
+
+const ASK: &str = r#"CALL: {"name": "AskUserQuestion", "input": {"questions": [{"question": "Which database should we use?", "header": "Database", "options": [{"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}], "multiSelect": false}]}}"#;
+
+/// The one open question of the store, once there is one.
+fn open_question(peer: &Peer) -> Value {
+    until("the question in oq's queue", || {
+        let list = peer.oq_json("ana", &["list"]);
+        list["items"].as_array()?.first().cloned()
+    })
+}
+
+#[test]
+fn headless_claude_declares_over_mcp_and_its_wait_receives_the_answer() {
+    let Some(peer) = Peer::start() else { return };
+    let config = json!({"mcpServers": {"oq": {"type": "stdio", "command": common_claude::OQ,
+        "args": ["--data-dir", peer.data(), "--as", "ana", "mcp", "--agent", "arquiteto"]}}});
+    std::fs::write(peer.work().join("mcp.json"), config.to_string()).unwrap();
+    // The key makes the id known before the call: the script's second call names it.
+    let id = oq::engine::ids::keyed_question_id("default", "arquiteto", "db-1");
+    let prompt = format!(
+        "CALL: {}\nCALL: {}",
+        json!({"name": "mcp__oq__declare_open_question", "input": {
+            "pergunta": "Which database?", "sugestao": "SQLite", "idempotencyKey": "db-1"}}),
+        json!({"name": "mcp__oq__wait_for_answer", "input": {"questionId": id, "timeoutSeconds": 120}}),
+    );
+    let claude = std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            peer.headless(
+                &prompt,
+                &[
+                    "--mcp-config",
+                    "mcp.json",
+                    "--allowedTools",
+                    "mcp__oq__declare_open_question,mcp__oq__wait_for_answer",
+                    "--output-format",
+                    "json",
+                ],
+            )
+        });
+        // Another oq client sees it, for the session's author, from the agent.
+        let q = open_question(&peer);
+        assert_eq!(q["questionId"], id.as_str());
+        assert_eq!(q["sessionAuthor"], "ana");
+        assert_eq!(q["autor"], "arquiteto");
+        assert_eq!(q["source"], "mcp");
+        let out = peer.oq(
+            "ana",
+            &["answer", &id, "--text", "PostgreSQL, for the team"],
+        );
+        assert!(out.status.success(), "{out:?}");
+        run.join().unwrap()
+    });
+    let (ok, stdout) = claude;
+    assert!(ok, "claude -p failed: {stdout}");
+    let results = peer.tool_results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    let declared: Value = serde_json::from_str(&results[0]).unwrap();
+    assert_eq!(declared["questionId"], id.as_str());
+    assert_eq!(declared["answeredBy"], "ana");
+    let waited: Value = serde_json::from_str(&results[1]).unwrap();
+    assert_eq!(waited["outcome"], "answered", "{waited}");
+    assert_eq!(waited["resposta"], "PostgreSQL, for the team");
+    assert_eq!(waited["respondidaPor"], "ana");
+    assert_eq!(waited["decisionSource"], "person");
+    // What Claude Code ended its turn with is that same result.
+    let result: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(
+        result["result"]
+            .as_str()
+            .unwrap()
+            .contains("PostgreSQL, for the team"),
+        "{result}"
+    );
+}
+
+/// Claude Code in a pty with the hooks installed (waiting `wait` seconds), `ASK` typed.
+fn interactive(peer: &Peer, wait: &str) -> Claude {
+    let out = peer.oq("ana", &["hook", "claude-code", "--install", "--wait", wait]);
+    assert!(out.status.success(), "{out:?}");
+    let settings = peer.work().join(".claude/settings.json");
+    assert!(
+        settings.exists(),
+        "project scope writes .claude/settings.json"
+    );
+    let mut tui = Tui::spawn_program(&peer.bin, &peer.work(), &peer.env());
+    // The prompt box is drawn with its footer; keys sent before it are not read.
+    tui.wait_text("shift+tab to cycle");
+    tui.send(ASK.as_bytes());
+    tui.wait_text(r#""multiSelect": false}]}}"#);
+    tui.send(b"\r");
+    Claude(tui)
+}
+
+/// The interactive Claude Code; its whole process group (hooks included) stopped on drop.
+struct Claude(Tui);
+
+impl Drop for Claude {
+    fn drop(&mut self) {
+        self.0.kill_group();
+    }
+}
+
+fn answered_text(peer: &Peer, label: &str) -> String {
+    let want =
+        format!("Your questions have been answered: \"Which database should we use?\"=\"{label}\"");
+    until(&format!("the model to receive {want:?}"), || {
+        peer.tool_results().into_iter().find(|r| r.contains(&want))
+    })
+}
+
+#[test]
+fn interactive_claude_asks_in_oq_and_the_person_answers_there() {
+    let Some(peer) = Peer::start() else { return };
+    let claude = interactive(&peer, "300");
+    let q = open_question(&peer);
+    assert_eq!(q["source"], "claude-code");
+    assert_eq!(q["autor"], "dev-lead");
+    assert_eq!(q["sessionAuthor"], "ana");
+    assert_eq!(q["pergunta"], "Which database should we use?");
+    assert_eq!(q["prompts"][0]["header"], "Database");
+    assert_eq!(q["prompts"][0]["options"][1]["label"], "SQLite");
+    assert_eq!(
+        q["upstream"]["directory"].as_str().unwrap(),
+        peer.work().display().to_string()
+    );
+    let session = q["sessionId"].as_str().unwrap();
+    assert!(session.starts_with("default.cc-"), "{session}");
+    let id = q["questionId"].as_str().unwrap();
+    let out = peer.oq("ana", &["answer", id, "--answers-json", r#"[["SQLite"]]"#]);
+    assert!(out.status.success(), "{out:?}");
+    answered_text(&peer, "SQLite");
+    // The PostToolUse hook that follows leaves the person's answer as it was.
+    claude.0.wait_text("SQLite");
+    let shown = peer.oq_json("ana", &["show", id]);
+    assert_eq!(shown["answer"]["respondidaPor"], "ana");
+    assert_eq!(shown["answer"]["decisionSource"], "person");
+}
+
+#[test]
+fn past_the_wait_claude_shows_its_dialog_and_that_answer_settles_oq_as_upstream() {
+    let Some(peer) = Peer::start() else { return };
+    let mut claude = interactive(&peer, "1");
+    let q = open_question(&peer);
+    let id = q["questionId"].as_str().unwrap().to_string();
+    // The hook gave up: Claude's own dialog, its first option chosen there.
+    claude.0.wait_text("Type something");
+    claude.0.send(b"\r");
+    answered_text(&peer, "Postgres");
+    let shown = until("the upstream settlement", || {
+        let s = peer.oq_json("ana", &["show", &id]);
+        (s["status"] == "answered").then_some(s)
+    });
+    assert_eq!(shown["answer"]["decisionSource"], "upstream", "{shown}");
+    assert_eq!(shown["answer"]["respondidaPor"], "claude-code");
+    assert_eq!(shown["answer"]["answers"], json!([["Postgres"]]));
+    // Answering it in oq now is refused: it was settled in Claude Code.
+    let late = peer.oq("ana", &["answer", &id, "--answers-json", r#"[["SQLite"]]"#]);
+    assert!(!late.status.success());
+}
