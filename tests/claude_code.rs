@@ -139,6 +139,12 @@ fn interactive_claude_asks_in_oq_and_the_person_answers_there() {
     let session = q["sessionId"].as_str().unwrap();
     assert!(session.starts_with("default.cc-"), "{session}");
     let id = q["questionId"].as_str().unwrap();
+    // The TUI says where it came from: the agent's door and Claude's working directory.
+    {
+        let tui = Tui::spawn(&peer.data(), "ana");
+        tui.wait_text("dev-lead via claude-code");
+        tui.wait_text(&peer.work().display().to_string());
+    }
     let out = peer.oq("ana", &["answer", id, "--answers-json", r#"[["SQLite"]]"#]);
     assert!(out.status.success(), "{out:?}");
     answered_text(&peer, "SQLite");

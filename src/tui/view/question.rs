@@ -1,5 +1,6 @@
-//! The selected question in full: the text (wrapped, scrollable), who asked (agent,
-//! session, session author), the project and age, what it affects, the suggestion; and
+//! The selected question in full: the text (wrapped, scrollable), who asked (agent, the
+//! agent's door when it is `mcp` or `claude-code`, session, session author; the working
+//! directory Claude Code asked in), the project and age, what it affects, the suggestion; and
 //! for a bridged OpenCode question, its auto-answer on the pane's last row (not scrolled
 //! away): the countdown and the pause / delegate keys, inert for anyone but the author.
 
@@ -54,14 +55,22 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
         .map(|l| Line::styled(l.to_string(), theme.title))
         .collect();
     lines.push(Line::raw(""));
+    // An agent's own door says which: `oq mcp` or Claude Code's hook.
+    let via = match q.source.as_str() {
+        s @ ("mcp" | "claude-code") => format!(" via {s}"),
+        _ => String::new(),
+    };
     lines.push(field(
         "asked by",
         format!(
-            "{} · session {} ({})",
+            "{}{via} · session {} ({})",
             q.autor, q.session_id, q.session_author
         ),
         theme,
     ));
+    if let Some(up) = q.upstream.as_ref().filter(|u| u.kind == "claude-code") {
+        lines.push(field("in", up.directory.clone(), theme));
+    }
     lines.push(field(
         "project",
         format!(
