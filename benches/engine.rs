@@ -35,7 +35,9 @@ use support::{bench_base, describe_fs};
 
 use oq::domain::readiness::ReadinessGate;
 use oq::domain::{Actor, Afeta, AnswerInput, DeclareInput, Event, Role, SessionKind, StoredEvent};
-use oq::engine::{Engine, EngineConfig, LocalEngine, NewEvent, SqliteStore, StatusFilter, Store};
+use oq::engine::{
+    Engine, EngineConfig, ListQuery, LocalEngine, NewEvent, SqliteStore, StatusFilter, Store,
+};
 
 /// Bump when the generator of the listing store changes, so a stale cache is not reused.
 const CACHE_FORMAT: u32 = 3;
@@ -598,7 +600,10 @@ fn listing(
     out.metric("list.store_bytes", size as f64, "bytes");
 
     let engine = open_engine(&dir)?;
-    let first = engine.list(Some(MEASURED), StatusFilter::Open, None, PAGE)?;
+    let first = engine.list(
+        Some(MEASURED),
+        &ListQuery::new(StatusFilter::Open).limit(PAGE),
+    )?;
     ensure!(
         first.items.len() == PAGE && first.total == OPEN_MEASURED,
         "expected {PAGE} of {OPEN_MEASURED} open questions, got {} of {}",
@@ -616,7 +621,10 @@ fn listing(
         spread.0,
         spread.1
     );
-    let answered = engine.list(Some(MEASURED), StatusFilter::Answered, None, PAGE)?;
+    let answered = engine.list(
+        Some(MEASURED),
+        &ListQuery::new(StatusFilter::Answered).limit(PAGE),
+    )?;
     ensure!(
         answered.items.len() == PAGE,
         "expected a full page of answered questions"
@@ -643,7 +651,7 @@ fn listing(
         let mut warm = Vec::with_capacity(reps);
         for _ in 0..reps {
             let t = Instant::now();
-            let page = engine.list(project, status, None, PAGE)?;
+            let page = engine.list(project, &ListQuery::new(status).limit(PAGE))?;
             warm.push(t.elapsed());
             ensure!(page.items.len() == PAGE, "short page for {name}");
         }
@@ -659,7 +667,7 @@ fn listing(
         for _ in 0..cold_reps {
             let engine = open_engine(&dir)?;
             let t = Instant::now();
-            let page = engine.list(project, status, None, PAGE)?;
+            let page = engine.list(project, &ListQuery::new(status).limit(PAGE))?;
             cold.push(t.elapsed());
             ensure!(page.items.len() == PAGE, "short page for {name}");
         }

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use oq::engine::{EngineConfig, LocalEngine, SqliteStore, StatusFilter};
+use oq::engine::{EngineConfig, ListQuery, LocalEngine, SqliteStore, StatusFilter};
 use oq::opencode::{Event, Scope, events};
 use oq::server::config::UpstreamTiming;
 use oq::source::{OpencodeSource, Source};
@@ -153,7 +153,10 @@ fn main() {
             let mut cursor: Option<String> = None;
             loop {
                 let page = direct
-                    .list(None, StatusFilter::Open, cursor.as_deref(), 50)
+                    .list(
+                        None,
+                        &ListQuery::new(StatusFilter::Open).after(cursor.as_deref()),
+                    )
                     .await
                     .unwrap();
                 n += page.items.len();

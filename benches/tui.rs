@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
 use oq::domain::{Afeta, Event, SessionKind};
-use oq::engine::{EngineConfig, LocalEngine, NewEvent, SqliteStore, StatusFilter, Store};
+use oq::engine::{
+    EngineConfig, ListQuery, LocalEngine, NewEvent, SqliteStore, StatusFilter, Store,
+};
 use oq::source::{LocalSource, Source};
 use oq::tui::effect::{Effect, Msg};
 use oq::tui::keymap::Keymap;
@@ -105,7 +107,7 @@ async fn run_load(source: &LocalSource, e: Effect) -> Option<Msg> {
             id,
             append: false,
             page: source
-                .list(None, filter, None, PAGE)
+                .list(None, &ListQuery::new(filter).limit(PAGE))
                 .await
                 .map_err(|e| e.to_string()),
         }),
@@ -113,13 +115,16 @@ async fn run_load(source: &LocalSource, e: Effect) -> Option<Msg> {
             id,
             append: true,
             page: source
-                .list(None, filter, Some(&cursor), PAGE)
+                .list(
+                    None,
+                    &ListQuery::new(filter).after(Some(&cursor)).limit(PAGE),
+                )
                 .await
                 .map_err(|e| e.to_string()),
         }),
         Effect::LoadCounts { id } => {
             let open = source
-                .list(None, StatusFilter::Open, None, 1)
+                .list(None, &ListQuery::new(StatusFilter::Open).limit(1))
                 .await
                 .map(|l| l.total)
                 .map_err(|e| e.to_string());
@@ -229,7 +234,7 @@ fn main() {
 
     let t = Instant::now();
     let probe = rt
-        .block_on(source.list(None, StatusFilter::Open, None, PAGE))
+        .block_on(source.list(None, &ListQuery::new(StatusFilter::Open).limit(PAGE)))
         .expect("list");
     println!(
         "  (one page of {} from the source: {:.1} ms)",

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::domain::{
     Actor, Afeta, AnswerInput, DeclareInput, OqError, Role, SessionKind, Verdict, WorkState,
 };
-use crate::engine::{Engine, StatusFilter, Store, VerdictInput};
+use crate::engine::{Engine, ListQuery, StatusFilter, Store, VerdictInput};
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -65,8 +65,12 @@ pub fn fill<S: Store>(engine: &Engine<S>, user: &str) -> Result<DemoSummary, OqE
     let mut open = 0;
     let mut answered = 0;
     for p in ["loja", "atlas"] {
-        open += engine.list(Some(p), StatusFilter::Open, None, 1)?.total;
-        answered += engine.list(Some(p), StatusFilter::Answered, None, 1)?.total;
+        open += engine
+            .list(Some(p), &ListQuery::new(StatusFilter::Open).limit(1))?
+            .total;
+        answered += engine
+            .list(Some(p), &ListQuery::new(StatusFilter::Answered).limit(1))?
+            .total;
     }
     Ok(DemoSummary {
         user: user.into(),

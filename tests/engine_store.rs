@@ -15,7 +15,7 @@ use oq::domain::{
 };
 use oq::engine::sqlite::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS, STORE_FILE};
 use oq::engine::{
-    EngineConfig, LocalEngine, NewEvent, SqliteStore, StatusFilter, Store, VerdictInput,
+    EngineConfig, ListQuery, LocalEngine, NewEvent, SqliteStore, StatusFilter, Store, VerdictInput,
 };
 use rusqlite::Connection;
 use tempfile::TempDir;
@@ -68,7 +68,7 @@ fn ids(page: &oq::engine::ListPage) -> Vec<String> {
 
 /// The ids and total of the first page.
 fn listed(e: &LocalEngine, project: &str, status: StatusFilter) -> (Vec<String>, u64) {
-    let page = e.list(Some(project), status, None, 50).unwrap();
+    let page = e.list(Some(project), &ListQuery::new(status)).unwrap();
     (ids(&page), page.total)
 }
 
@@ -421,7 +421,10 @@ fn pagination_with_cursor_limits_and_bad_cursors() {
     let (mut seen, mut cursor, mut pages) = (Vec::new(), None::<String>, 0);
     loop {
         let page = e
-            .list(Some("p"), StatusFilter::Open, cursor.as_deref(), 50)
+            .list(
+                Some("p"),
+                &ListQuery::new(StatusFilter::Open).after(cursor.as_deref()),
+            )
             .unwrap();
         assert_eq!(page.total, 120);
         assert!(page.items.len() <= 50);
@@ -435,19 +438,27 @@ fn pagination_with_cursor_limits_and_bad_cursors() {
     }
     assert_eq!(pages, 3);
     assert_eq!(seen, declared, "every question once, oldest first");
-    let p1 = e.list(None, StatusFilter::All, None, 50).unwrap();
+    let p1 = e.list(None, &ListQuery::new(StatusFilter::All)).unwrap();
     let p2 = e
-        .list(None, StatusFilter::All, p1.cursor.as_deref(), 50)
+        .list(
+            None,
+            &ListQuery::new(StatusFilter::All).after(p1.cursor.as_deref()),
+        )
         .unwrap();
     assert_eq!([ids(&p1), ids(&p2)].concat(), declared[..100].to_vec());
     for limit in [0, 51, 1000] {
         assert_eq!(
-            code(e.list(Some("p"), StatusFilter::Open, None, limit)),
+            code(e.list(Some("p"), &ListQuery::new(StatusFilter::Open).limit(limit))),
             "invalid_limit"
         );
     }
     for bad in ["abc", "-5", "1.5", "0x10", "99999999999999999999"] {
-        let r = e.list(Some("p"), StatusFilter::Open, Some(bad), 10);
+        let r = e.list(
+            Some("p"),
+            &ListQuery::new(StatusFilter::Open)
+                .after(Some(bad))
+                .limit(10),
+        );
         assert_eq!(code(r), "invalid_cursor", "{bad:?}");
     }
 }
@@ -918,7 +929,9 @@ fn separate_connections_see_each_other() {
     let e3 = engine_in(d.path());
     let q = ask(&e1, "p", "s-alice", "Seen elsewhere?", Afeta::default());
     assert_eq!(
-        ids(&e2.list(Some("p"), StatusFilter::Open, None, 50).unwrap()),
+        ids(&e2
+            .list(Some("p"), &ListQuery::new(StatusFilter::Open))
+            .unwrap()),
         vec![q.clone()]
     );
     e3.answer(
@@ -991,7 +1004,7 @@ fn threads_racing_to_answer_one_question() {
         );
     }
     let unique: HashSet<String> = e
-        .list(None, StatusFilter::Answered, None, 50)
+        .list(None, &ListQuery::new(StatusFilter::Answered))
         .unwrap()
         .items
         .into_iter()

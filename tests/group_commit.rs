@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use oq::domain::{Actor, AnswerInput, DeclareInput, Role, SessionKind};
 use oq::engine::sqlite::Flush;
-use oq::engine::{EngineConfig, LocalEngine, SqliteStore, StatusFilter};
+use oq::engine::{EngineConfig, ListQuery, LocalEngine, SqliteStore, StatusFilter};
 
 #[test]
 fn concurrent_writers_each_get_their_own_outcome_and_all_of_it_is_durable() {
@@ -71,7 +71,7 @@ fn with_the_flush_apart_checkpoints_run_beside_the_writer() {
         EngineConfig::default(),
     );
     let all = reopened
-        .list(Some("p"), StatusFilter::All, None, 1)
+        .list(Some("p"), &ListQuery::new(StatusFilter::All).limit(1))
         .unwrap();
     assert_eq!(all.total, 40);
 }
@@ -147,12 +147,12 @@ fn each_gets_its_own_outcome_and_all_of_it_is_durable(flush: Flush) {
         assert_eq!(q.answer.is_some(), *answered, "{id}");
     }
     let all = reopened
-        .list(Some("p"), StatusFilter::All, None, 1)
+        .list(Some("p"), &ListQuery::new(StatusFilter::All).limit(1))
         .unwrap()
         .total;
     assert_eq!(all, accepted.len() as u64);
     let answered = reopened
-        .list(Some("p"), StatusFilter::Answered, None, 1)
+        .list(Some("p"), &ListQuery::new(StatusFilter::Answered).limit(1))
         .unwrap()
         .total;
     assert_eq!(answered, accepted.iter().filter(|(_, a)| *a).count() as u64);
@@ -191,7 +191,9 @@ fn no_write_is_seen_before_its_commit(flush: Flush) {
     };
     let mut last = 0;
     while !writer.is_finished() {
-        let page = engine.list(Some("p"), StatusFilter::Open, None, 1).unwrap();
+        let page = engine
+            .list(Some("p"), &ListQuery::new(StatusFilter::Open).limit(1))
+            .unwrap();
         // Counts only grow, and every counted question can be read in full.
         assert!(page.total >= last);
         last = page.total;
@@ -202,7 +204,7 @@ fn no_write_is_seen_before_its_commit(flush: Flush) {
     writer.join().unwrap();
     assert_eq!(
         engine
-            .list(Some("p"), StatusFilter::Open, None, 1)
+            .list(Some("p"), &ListQuery::new(StatusFilter::Open).limit(1))
             .unwrap()
             .total,
         100

@@ -5,7 +5,7 @@
 
 use oq::domain::choices::{ClosedReason, Prompt, PromptOption, Upstream, validate_choices};
 use oq::domain::{Actor, AnswerInput, DeclareInput, OqError, SessionKind};
-use oq::engine::{EngineConfig, LocalEngine, NewQuestion, SqliteStore, StatusFilter};
+use oq::engine::{EngineConfig, ListQuery, LocalEngine, NewQuestion, SqliteStore, StatusFilter};
 
 fn prompt(header: &str, labels: &[&str], multiple: bool, custom: bool) -> Prompt {
     Prompt {
@@ -251,14 +251,14 @@ fn dismissing_is_the_authors_and_closes_the_question_once() {
     assert_eq!(closed.status(), "closed");
     assert!(
         w.engine
-            .list(Some("loja"), StatusFilter::Open, None, 50)
+            .list(Some("loja"), &ListQuery::new(StatusFilter::Open))
             .unwrap()
             .items
             .is_empty()
     );
     assert_eq!(
         w.engine
-            .list(Some("loja"), StatusFilter::All, None, 50)
+            .list(Some("loja"), &ListQuery::new(StatusFilter::All))
             .unwrap()
             .total,
         1

@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 
 use oq::domain::{Actor, Afeta, AnswerInput, DeclareInput, OqError, Role, SessionKind};
 use oq::engine::postgres::{self, PgStore, PgTarget, SchemaState, schema};
-use oq::engine::{Engine, EngineConfig, StatusFilter};
+use oq::engine::{Engine, EngineConfig, ListQuery, StatusFilter};
 
 fn engine(db: &common_pg::PgDb) -> Engine<PgStore> {
     Engine::new(
@@ -64,15 +64,21 @@ fn declare_list_answer_and_the_log_on_postgres() {
         ..Afeta::default()
     };
     let q = ask(&e, "s-alice", "Which flow?", afeta);
-    let open = e.list(Some("p"), StatusFilter::Open, None, 50).unwrap();
+    let open = e
+        .list(Some("p"), &ListQuery::new(StatusFilter::Open))
+        .unwrap();
     assert_eq!((open.items.len(), open.total), (1, 1));
     let answered = e
         .answer(&Actor::person("alice"), Some("p"), &q, &reply("One page"))
         .unwrap();
     assert_eq!(answered.answer.as_ref().unwrap().resposta, "One page");
-    let open = e.list(Some("p"), StatusFilter::Open, None, 50).unwrap();
+    let open = e
+        .list(Some("p"), &ListQuery::new(StatusFilter::Open))
+        .unwrap();
     assert_eq!(open.total, 0);
-    let all = e.list(Some("p"), StatusFilter::Answered, None, 50).unwrap();
+    let all = e
+        .list(Some("p"), &ListQuery::new(StatusFilter::Answered))
+        .unwrap();
     assert_eq!(all.total, 1);
     // A second answer is the ADR's refusal.
     let again = e.answer(&Actor::person("alice"), Some("p"), &q, &reply("Two pages"));

@@ -10,7 +10,9 @@ use std::process::{Command, Output};
 
 use oq::domain::{Actor, Afeta, AnswerInput, DeclareInput, Role, SessionKind};
 use oq::engine::copy::{Endpoint, verify};
-use oq::engine::{Engine, EngineConfig, LocalEngine, PgStore, SqliteStore, StatusFilter};
+use oq::engine::{
+    Engine, EngineConfig, ListQuery, LocalEngine, PgStore, SqliteStore, StatusFilter,
+};
 
 fn oq(args: &[&str], password: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_oq"))
@@ -144,8 +146,8 @@ fn migrate_then_copy_sqlite_into_postgres_and_back_verified() {
         StatusFilter::Answered,
         StatusFilter::All,
     ] {
-        let a = pg.list(Some("loja"), status, None, 50).unwrap();
-        let b = sqlite.list(Some("loja"), status, None, 50).unwrap();
+        let a = pg.list(Some("loja"), &ListQuery::new(status)).unwrap();
+        let b = sqlite.list(Some("loja"), &ListQuery::new(status)).unwrap();
         assert_eq!(a, b, "{status:?}");
     }
     assert_eq!(

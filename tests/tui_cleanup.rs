@@ -14,7 +14,7 @@ use std::time::Duration;
 use crossterm::event::KeyCode;
 use oq::domain::readiness::ReadinessGate;
 use oq::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
-use oq::engine::{EngineConfig, LocalEngine, SqliteStore, StatusFilter, VerdictInput};
+use oq::engine::{EngineConfig, ListQuery, LocalEngine, SqliteStore, VerdictInput};
 use oq::source::outbox::{Outbox, State};
 use oq::source::{Identity, LocalSource, Source};
 use oq::tui::cleanup::{ExitReason, Teardown, abort_open_work};
@@ -53,13 +53,7 @@ impl Source for Scripted {
     async fn identity(&self) -> Result<Identity, OqError> {
         no()
     }
-    async fn list(
-        &self,
-        _: Option<&str>,
-        _: StatusFilter,
-        _: Option<&str>,
-        _: usize,
-    ) -> Result<QuestionList, OqError> {
+    async fn list(&self, _: Option<&str>, _: &ListQuery) -> Result<QuestionList, OqError> {
         no()
     }
     async fn question(&self, _: Option<&str>, _: &str) -> Result<QuestionItem, OqError> {

@@ -186,9 +186,15 @@ pub struct ListArgs {
     /// At most this many (1–50).
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
-    /// The cursor a previous page printed.
+    /// The cursor a previous page printed (with the same --sort).
     #[arg(long)]
     pub cursor: Option<String>,
+    /// Only questions with every word of TEXT in their text, suggestion or answer.
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+    /// The order: oldest, newest, project or asker.
+    #[arg(long, default_value = "oldest")]
+    pub sort: String,
 }
 
 #[derive(Debug, Args)]

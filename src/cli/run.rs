@@ -16,7 +16,7 @@ use crate::domain::gate::consolidate;
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{Afeta, AnswerInput, DeclareInput, ErrorCode, OqError, Verdict};
 use crate::engine::sqlite::now_ms;
-use crate::engine::{StatusFilter, VerdictInput};
+use crate::engine::{ListQuery, StatusFilter, VerdictInput};
 use crate::source::{AnySource, Source};
 
 /// How often `ask --wait` looks at the source.
@@ -188,10 +188,12 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
 
 async fn list(ctx: &Context, l: ListArgs) -> Result<i32, OqError> {
     let status: StatusFilter = l.status.parse()?;
-    let list = ctx
-        .source
-        .list(ctx.project_filter(), status, l.cursor.as_deref(), l.limit)
-        .await?;
+    let query = ListQuery::new(status)
+        .search(l.search.as_deref().unwrap_or(""))?
+        .sorted(l.sort.parse()?)
+        .after(l.cursor.as_deref())
+        .limit(l.limit);
+    let list = ctx.source.list(ctx.project_filter(), &query).await?;
     ctx.emit(&list, || render::question_list(&list, now_ms()));
     Ok(exit::OK)
 }

@@ -7,8 +7,8 @@ use super::context::{Context, agent};
 use super::render;
 use crate::domain::error::exit;
 use crate::domain::{OqError, SessionKind, WorkState};
-use crate::engine::StatusFilter;
 use crate::engine::sqlite::now_ms;
+use crate::engine::{ListQuery, StatusFilter};
 use crate::source::Source;
 use crate::wire::{SessionItem, StoryItem, TaskItem, WaitingList};
 
@@ -148,7 +148,10 @@ pub async fn demo(ctx: &Context, d: DemoArgs) -> Result<i32, OqError> {
         // The TUI opens next, on this store; it shows all of this better.
         return Ok(exit::OK);
     }
-    let open = ctx.source.list(None, StatusFilter::Open, None, 50).await?;
+    let open = ctx
+        .source
+        .list(None, &ListQuery::new(StatusFilter::Open))
+        .await?;
     ctx.emit(&summary, || {
         format!(
             "{}\nOpen questions (● you can answer, ○ another person's session):\n{}",

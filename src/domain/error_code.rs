@@ -93,8 +93,12 @@ error_codes! {
     InvalidQuery => "invalid_query",
     /// `oq store migrate --grant ROLE` naming the owner itself.
     InvalidRole => "invalid_role",
+    /// A list's search text too long, or of too many words.
+    InvalidSearch => "invalid_search",
     /// A setting's value is not of its type (the auto-delegate toggle is a boolean).
     InvalidSetting => "invalid_setting",
+    /// A list's sort order oq does not know.
+    InvalidSort => "invalid_sort",
     InvalidState => "invalid_state",
     InvalidStatus => "invalid_status",
     InvalidText => "invalid_text",

@@ -14,6 +14,7 @@ pub mod events;
 pub mod gate;
 pub mod question;
 pub mod readiness;
+pub mod search;
 pub mod settlement;
 pub mod text;
 pub mod work;

@@ -9,12 +9,14 @@ pub mod any;
 pub mod copy;
 pub mod fold;
 pub mod ids;
+pub mod list;
 mod operations;
 pub mod postgres;
 pub mod sqlite;
 pub mod store;
 
 pub use any::{AnyStore, StoreKind};
+pub use list::{ListQuery, PAGE_LIMIT, Sort};
 pub use operations::{
     DevContext, Engine, EngineConfig, ImportedSettlement, ListPage, NewQuestion, PAGE_LIMIT,
     Readiness, VerdictInput, VerdictOutcome,

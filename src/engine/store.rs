@@ -6,7 +6,9 @@
 //! teams implements the same two traits (`SELECT … FOR UPDATE`-free: one advisory lock per
 //! project around the same read-decide-append).
 
+use super::list::{Cursor, Sort};
 use crate::domain::dev_context::Decisao;
+use crate::domain::search::Search;
 use crate::domain::{ErrorCode, Event, OqError, Question, Session, StoredEvent, Story, Task};
 
 /// An event to append, before the log gives it a position.
@@ -56,12 +58,16 @@ pub struct QuestionQuery<'a> {
     /// `None`: every project (the local doors' default).
     pub project_id: Option<&'a str>,
     pub status: StatusFilter,
-    /// Only questions declared after this log position (the page cursor).
-    pub after_seq: i64,
+    /// Only questions with every word (see `domain::search`).
+    pub search: Option<&'a Search>,
+    pub sort: Sort,
+    /// Only questions after this one in the sort's order (the page cursor).
+    pub after: Option<&'a Cursor>,
     pub limit: usize,
 }
 
-/// A page of questions, oldest first, with the total matching the filter.
+/// A page of questions in the query's order, with the total matching the filter (the
+/// search included, the cursor not).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuestionPage {
     pub items: Vec<Question>,

@@ -4,7 +4,7 @@
 use super::{HttpSource, Identity, LocalSource, OpencodeSource, ResilientSource, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
-use crate::engine::{StatusFilter, VerdictInput};
+use crate::engine::{ListQuery, VerdictInput};
 use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
     VerdictReply, WaitingItem,
@@ -41,11 +41,9 @@ impl Source for AnySource {
     async fn list(
         &self,
         project: Option<&str>,
-        status: StatusFilter,
-        cursor: Option<&str>,
-        limit: usize,
+        query: &ListQuery,
     ) -> Result<QuestionList, OqError> {
-        each!(self, s => s.list(project, status, cursor, limit).await)
+        each!(self, s => s.list(project, query).await)
     }
     async fn question(
         &self,

@@ -16,7 +16,7 @@ use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::sqlite::now_ms;
-use crate::engine::{StatusFilter, VerdictInput};
+use crate::engine::{ListQuery, Sort, VerdictInput};
 use crate::wire::auto_delegate::CommandReply;
 use crate::wire::{
     AutoCommand, AutoDelegate, DelegateSnapshot, DevContext, QuestionItem, QuestionList, Readiness,
@@ -191,20 +191,20 @@ impl Source for HttpSource {
         Ok(id.clone())
     }
 
-    async fn list(
-        &self,
-        project: Option<&str>,
-        status: StatusFilter,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<QuestionList, OqError> {
+    async fn list(&self, project: Option<&str>, list: &ListQuery) -> Result<QuestionList, OqError> {
         let project = self.project(project).await?;
         let mut query = vec![
-            ("status", status.as_str().to_string()),
-            ("limit", limit.to_string()),
+            ("status", list.status.as_str().to_string()),
+            ("limit", list.limit.to_string()),
         ];
-        if let Some(c) = cursor {
-            query.push(("cursor", c.to_string()));
+        if let Some(c) = &list.cursor {
+            query.push(("cursor", c.clone()));
+        }
+        if let Some(s) = &list.search {
+            query.push(("q", s.text()));
+        }
+        if list.sort != Sort::Oldest {
+            query.push(("sort", list.sort.as_str().to_string()));
         }
         self.send(
             self.request(

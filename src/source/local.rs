@@ -7,7 +7,7 @@ use super::{Identity, Source};
 use crate::domain::choices::ClosedReason;
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
-use crate::engine::{LocalEngine, StatusFilter, VerdictInput};
+use crate::engine::{ListQuery, LocalEngine, VerdictInput};
 use crate::wire::{
     DevContext, QuestionItem, QuestionList, Readiness, SessionItem, TaskItem, VerdictReply,
     WaitingItem,
@@ -87,13 +87,11 @@ impl Source for LocalSource {
     async fn list(
         &self,
         project: Option<&str>,
-        status: StatusFilter,
-        cursor: Option<&str>,
-        limit: usize,
+        query: &ListQuery,
     ) -> Result<QuestionList, OqError> {
-        let (project, cursor) = (project.map(str::to_string), cursor.map(str::to_string));
+        let (project, query) = (project.map(str::to_string), query.clone());
         self.blocking(move |e, me| {
-            let page = e.list(project.as_deref(), status, cursor.as_deref(), limit)?;
+            let page = e.list(project.as_deref(), &query)?;
             Ok(QuestionList {
                 items: page
                     .items

@@ -11,6 +11,7 @@
 //! rebuilt from its `{code, message}`), so exit codes match too.
 
 mod any;
+pub mod filter;
 pub mod http;
 mod http_call;
 mod http_feed;
@@ -26,7 +27,7 @@ use std::time::Duration;
 
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
-use crate::engine::{StatusFilter, VerdictInput};
+use crate::engine::{ListQuery, VerdictInput};
 use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
     VerdictReply, WaitingItem,
@@ -67,12 +68,12 @@ pub trait Source: Send + Sync {
     /// "local", "http://127.0.0.1:7878"…: for the status line and messages.
     fn describe(&self) -> String;
     fn identity(&self) -> impl Future<Output = Result<Identity, OqError>> + Send;
+    /// A page of what `query` asks for (status, search, sort, cursor, limit), answered
+    /// over the whole filter: `total` counts every matching question, not the page.
     fn list(
         &self,
         project: Option<&str>,
-        status: StatusFilter,
-        cursor: Option<&str>,
-        limit: usize,
+        query: &ListQuery,
     ) -> impl Future<Output = Result<QuestionList, OqError>> + Send;
     fn question(
         &self,

@@ -34,7 +34,7 @@ use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::sqlite::now_ms;
-use crate::engine::{StatusFilter, VerdictInput};
+use crate::engine::{ListQuery, Sort, VerdictInput};
 use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
     VerdictReply, WaitingItem,
@@ -253,27 +253,28 @@ impl<S: Source> Source for ResilientSource<S> {
     async fn list(
         &self,
         project: Option<&str>,
-        status: StatusFilter,
-        cursor: Option<&str>,
-        limit: usize,
+        query: &ListQuery,
     ) -> Result<QuestionList, OqError> {
-        match self
-            .guarded(self.inner.list(project, status, cursor, limit))
-            .await
-        {
+        let (status, limit) = (query.status, query.limit);
+        // The mirror keeps the plain first page; a search or another order is answered
+        // over it while offline (the server answers them over everything when it is back).
+        let plain = query.search.is_none() && query.sort == Sort::Oldest;
+        match self.guarded(self.inner.list(project, query)).await {
             Ok(list) => {
-                if cursor.is_none() {
+                if query.cursor.is_none() && plain {
                     let _ = self
                         .mirror
                         .save(&self.name, project, status, limit, &list, now_ms());
                 }
                 Ok(list)
             }
-            Err(e) if is_unreachable(&e) && cursor.is_none() => self
-                .mirror
-                .load(&self.name, project, status, limit)
-                .map(|saved| saved.list)
-                .ok_or(e),
+            Err(e) if is_unreachable(&e) && query.cursor.is_none() => {
+                match self.mirror.load(&self.name, project, status, limit) {
+                    Some(saved) if plain => Ok(saved.list),
+                    Some(saved) => super::filter::apply(saved.list.items, query),
+                    None => Err(e),
+                }
+            }
             Err(e) => Err(e),
         }
     }

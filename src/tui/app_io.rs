@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::model::PAGE;
 use super::terminal::TerminalGuard;
-use crate::engine::StatusFilter;
+use crate::engine::{ListQuery, StatusFilter};
 use crate::source::Source;
 use crate::wire::QuestionList;
 
@@ -21,7 +21,7 @@ pub(super) async fn load_pages<S: Source>(
     pages: usize,
 ) -> Result<QuestionList, String> {
     let mut list = source
-        .list(project, filter, None, PAGE)
+        .list(project, &ListQuery::new(filter).limit(PAGE))
         .await
         .map_err(text)?;
     for _ in 1..pages {
@@ -29,7 +29,10 @@ pub(super) async fn load_pages<S: Source>(
             break;
         };
         let next = source
-            .list(project, filter, Some(&cursor), PAGE)
+            .list(
+                project,
+                &ListQuery::new(filter).after(Some(&cursor)).limit(PAGE),
+            )
             .await
             .map_err(text)?;
         list.items.extend(next.items);

@@ -13,7 +13,7 @@ use super::model::{Model, PAGE};
 use super::tty::Tty;
 use super::watch::Watcher;
 use crate::domain::OqError;
-use crate::engine::StatusFilter;
+use crate::engine::{ListQuery, StatusFilter};
 use crate::source::Source;
 use crate::source::outbox::Outbox;
 
@@ -102,7 +102,10 @@ impl<S: Source + Clone + 'static> Runner<S> {
             Effect::LoadMore { id, filter, cursor } => {
                 tokio::spawn(async move {
                     let page = source
-                        .list(project.as_deref(), filter, Some(&cursor), PAGE)
+                        .list(
+                            project.as_deref(),
+                            &ListQuery::new(filter).after(Some(&cursor)).limit(PAGE),
+                        )
                         .await
                         .map_err(text);
                     let _ = tx.send(Msg::Loaded {
@@ -115,7 +118,10 @@ impl<S: Source + Clone + 'static> Runner<S> {
             Effect::LoadCounts { id } => {
                 tokio::spawn(async move {
                     let open = source
-                        .list(project.as_deref(), StatusFilter::Open, None, 1)
+                        .list(
+                            project.as_deref(),
+                            &ListQuery::new(StatusFilter::Open).limit(1),
+                        )
                         .await
                         .map(|l| l.total)
                         .map_err(text);

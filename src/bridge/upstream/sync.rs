@@ -9,7 +9,7 @@ use crate::domain::ErrorCode;
 use crate::domain::choices::Upstream as UpstreamRef;
 use crate::domain::delegation::PauseReason;
 use crate::domain::{DeclareInput, Event, Question, SessionKind};
-use crate::engine::{NewQuestion, StatusFilter};
+use crate::engine::{ListQuery, NewQuestion, StatusFilter};
 use crate::opencode::Request;
 use crate::opencode::types::OPENCODE_AUTHOR;
 
@@ -124,7 +124,8 @@ impl Upstream {
             let mut out = Vec::new();
             let mut cursor: Option<String> = None;
             loop {
-                let page = e.list(Some(&project), StatusFilter::Open, cursor.as_deref(), 50)?;
+                let query = ListQuery::new(StatusFilter::Open).after(cursor.as_deref());
+                let page = e.list(Some(&project), &query)?;
                 for q in &page.items {
                     if q.upstream
                         .as_ref()

@@ -27,8 +27,6 @@ use crate::domain::{
     Verdict,
 };
 
-/// At most this many questions a page (RN-180).
-pub const PAGE_LIMIT: usize = 50;
 const TITLE_MAX_CHARS: usize = 200;
 
 #[derive(Debug, Clone, Copy)]
@@ -229,18 +227,6 @@ fn new_event(project_id: &str, actor: &Actor, event: Event) -> NewEvent {
         project_id: project_id.into(),
         actor: actor.id().into(),
         event,
-    }
-}
-
-fn parse_cursor(cursor: Option<&str>) -> Result<i64, OqError> {
-    match cursor {
-        None | Some("") => Ok(0),
-        Some(c) => c.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
-            OqError::invalid(
-                ErrorCode::InvalidCursor,
-                format!("cursor {c:?} is not one this server gave"),
-            )
-        }),
     }
 }
 

@@ -11,11 +11,10 @@ use crate::domain::{
     StoredEvent,
 };
 use crate::engine::ids;
-use crate::engine::store::{NewEvent, QuestionQuery, StatusFilter, Store, StoreView};
+use crate::engine::list::{Cursor, ListQuery, Sort};
+use crate::engine::store::{NewEvent, QuestionQuery, Store, StoreView};
 
-use super::{
-    Engine, ListPage, PAGE_LIMIT, Readiness, new_event, parse_cursor, question_in, session_in,
-};
+use super::{Engine, ListPage, Readiness, new_event, question_in, session_in};
 
 impl<S: Store> Engine<S> {
     // ---- questions ------------------------------------------------------------------
@@ -142,33 +141,25 @@ impl<S: Store> Engine<S> {
         self.store.read(|v| question_in(v, project_id, question_id))
     }
 
-    /// A page of questions, oldest first. `cursor` is what the previous page returned.
-    pub fn list(
-        &self,
-        project_id: Option<&str>,
-        status: StatusFilter,
-        cursor: Option<&str>,
-        limit: usize,
-    ) -> Result<ListPage, OqError> {
-        if limit == 0 || limit > PAGE_LIMIT {
-            return Err(OqError::invalid(
-                ErrorCode::InvalidLimit,
-                format!("limit {limit}: expected 1 to {PAGE_LIMIT}"),
-            ));
-        }
-        let after_seq = parse_cursor(cursor)?;
+    /// A page of the questions `query` asks for, in its order, with the total of the
+    /// whole filter. `query.cursor` is what the previous page returned.
+    pub fn list(&self, project_id: Option<&str>, query: &ListQuery) -> Result<ListPage, OqError> {
+        let limit = query.checked_limit()?;
+        let after = query.checked_cursor()?;
         let page = self.store.read(|v| {
             v.questions(&QuestionQuery {
                 project_id,
-                status,
-                after_seq,
+                status: query.status,
+                search: query.search.as_ref(),
+                sort: query.sort,
+                after: after.as_ref(),
                 limit: limit + 1,
             })
         })?;
         let mut items = page.items;
         let cursor = if items.len() > limit {
             items.truncate(limit);
-            items.last().map(|q| q.seq.to_string())
+            items.last().map(|q| position(query.sort, q).encode())
         } else {
             None
         };
@@ -381,4 +372,14 @@ fn check_references(
         }
     }
     Ok(())
+}
+
+/// Where `q` stands in `sort`'s order: the next page starts after it.
+fn position(sort: Sort, q: &Question) -> Cursor {
+    let key = match sort {
+        Sort::Oldest | Sort::Newest => None,
+        Sort::Project => Some(q.project_id.clone()),
+        Sort::Asker => Some(q.autor.clone()),
+    };
+    Cursor { seq: q.seq, key }
 }

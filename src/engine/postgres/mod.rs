@@ -21,6 +21,7 @@
 
 mod conn;
 pub mod lease;
+mod list;
 mod listen;
 pub mod raw;
 pub mod schema;

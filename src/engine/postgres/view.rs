@@ -7,11 +7,12 @@ use postgres::Row;
 use postgres::types::ToSql;
 
 use super::conn::Conn;
+use super::list::{list_sql, refs};
 use crate::domain::dev_context::Decisao;
 use crate::domain::work::{Session, Story, Task};
 use crate::domain::{Event, OqError, Question, StoredEvent};
 use crate::engine::fold::{self, QuestionRow, parse_event};
-use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StatusFilter, StoreView};
+use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
 /// The columns that make a [`Question`]; `d` is the declaration, `st` its settlement.
 const QUESTION_COLUMNS: &str = "
@@ -170,66 +171,11 @@ impl StoreView for PgView<'_> {
     }
 
     fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
-        let limit = q.limit as i64;
-        let after = q.after_seq;
-        let (items, total) = match (q.status, q.project_id) {
-            (StatusFilter::Open, Some(p)) => (
-                self.questions_of(
-                    &format!(
-                        "SELECT {QUESTION_COLUMNS} FROM oq.open_questions o JOIN oq.events d ON d.seq = o.declared_seq {SETTLEMENT_JOIN}
-                         WHERE o.project_id = $1 AND o.declared_seq > $2 ORDER BY o.declared_seq LIMIT $3"
-                    ),
-                    &[&p, &after, &limit],
-                )?,
-                self.count("SELECT count(*) FROM oq.open_questions WHERE project_id = $1", &[&p])?,
-            ),
-            (StatusFilter::Open, None) => (
-                self.questions_of(
-                    &format!(
-                        "SELECT {QUESTION_COLUMNS} FROM oq.open_questions o JOIN oq.events d ON d.seq = o.declared_seq {SETTLEMENT_JOIN}
-                         WHERE o.declared_seq > $1 ORDER BY o.declared_seq LIMIT $2"
-                    ),
-                    &[&after, &limit],
-                )?,
-                self.count("SELECT count(*) FROM oq.open_questions", &[])?,
-            ),
-            (status, project) => {
-                let answered = if status == StatusFilter::Answered {
-                    "AND st.type = 'open_question.answered'"
-                } else {
-                    ""
-                };
-                let sql = scoped(
-                    &format!(
-                        "SELECT {QUESTION_COLUMNS} FROM oq.events d {SETTLEMENT_JOIN}
-                         WHERE d.type = 'artifact.open_question' {{scope}}
-                           AND d.seq > $1 {answered} ORDER BY d.seq LIMIT $2"
-                    ),
-                    "d.project_id",
-                    project,
-                    3,
-                );
-                let counted = if status == StatusFilter::Answered {
-                    "SELECT count(*) FROM oq.events d JOIN oq.events a
-                       ON a.type = 'open_question.answered' AND a.question_id = d.question_id
-                     WHERE d.type = 'artifact.open_question' {scope}"
-                } else {
-                    "SELECT count(*) FROM oq.events d WHERE d.type = 'artifact.open_question' {scope}"
-                };
-                let count_sql = scoped(counted, "d.project_id", project, 1);
-                match project {
-                    Some(p) => (
-                        self.questions_of(&sql, &[&after, &limit, &p])?,
-                        self.count(&count_sql, &[&p])?,
-                    ),
-                    None => (
-                        self.questions_of(&sql, &[&after, &limit])?,
-                        self.count(&count_sql, &[])?,
-                    ),
-                }
-            }
-        };
-        Ok(QuestionPage { items, total })
+        let sql = list_sql(q, QUESTION_COLUMNS, SETTLEMENT_JOIN);
+        Ok(QuestionPage {
+            items: self.questions_of(&sql.page, &refs(&sql.page_params))?,
+            total: self.count(&sql.count, &refs(&sql.count_params))?,
+        })
     }
 
     fn open_count(&self, project_id: &str) -> Result<u64, OqError> {

@@ -20,6 +20,7 @@ pub const MIGRATIONS: &[&str] = &[
     V5_LEAN_LOG,
     V6_PROJECT_SEQUENCE,
     V7_EVENT_CHAIN,
+    V8_QUESTION_SEARCH,
 ];
 
 /// The version whose step is followed by chaining the existing history (`chain.rs`,
@@ -341,4 +342,38 @@ CREATE UNIQUE INDEX events_project_seq ON events(project_id, project_seq);
 /// [`migrate`].
 pub const V7_EVENT_CHAIN: &str = r#"
 ALTER TABLE events ADD COLUMN chain BLOB;
+"#;
+
+/// Version 8: the words of every question — its text and suggestion, and its answer once
+/// there is one — in an FTS5 table with the trigram tokenizer, so a list's search
+/// (`engine::list`, every word a substring, case aside) is a lookup over the whole log
+/// instead of a scan. One row per event (the declaration's, the answer's), keyed by the
+/// event's `seq` and carrying the declaration's (`qseq`): the index is only appended to,
+/// like the log. It decides nothing — it only narrows what a list shows — and is rebuilt
+/// here from the log for an older store.
+pub const V8_QUESTION_SEARCH: &str = r#"
+CREATE VIRTUAL TABLE question_search USING fts5(qseq UNINDEXED, body, tokenize = 'trigram');
+
+INSERT INTO question_search (rowid, qseq, body)
+SELECT seq, seq, json_extract(payload, '$.pergunta') || char(10) || coalesce(json_extract(payload, '$.sugestao'), '')
+  FROM events WHERE type = 'artifact.open_question';
+INSERT INTO question_search (rowid, qseq, body)
+SELECT a.seq, d.seq, json_extract(a.payload, '$.resposta')
+  FROM events a JOIN events d ON d.type = 'artifact.open_question' AND d.question_id = a.question_id
+ WHERE a.type = 'open_question.answered';
+
+CREATE TRIGGER events_derive_search_declared AFTER INSERT ON events
+WHEN NEW.type = 'artifact.open_question'
+BEGIN
+    INSERT INTO question_search (rowid, qseq, body)
+    VALUES (NEW.seq, NEW.seq, json_extract(NEW.payload, '$.pergunta') || char(10) || coalesce(json_extract(NEW.payload, '$.sugestao'), ''));
+END;
+
+CREATE TRIGGER events_derive_search_answered AFTER INSERT ON events
+WHEN NEW.type = 'open_question.answered'
+BEGIN
+    INSERT INTO question_search (rowid, qseq, body)
+    SELECT NEW.seq, d.seq, json_extract(NEW.payload, '$.resposta')
+      FROM events d WHERE d.type = 'artifact.open_question' AND d.question_id = NEW.question_id;
+END;
 "#;

@@ -50,7 +50,7 @@ pub(super) fn all() -> Value {
             "canAnswer": { "type": "boolean" }, "reason": { "type": "string" } } },
         "QuestionList": { "type": "object", "properties": {
             "items": { "type": "array", "maxItems": 50, "items": schema("Question") },
-            "total": { "type": "integer" }, "cursor": { "type": "string" } } },
+            "total": { "type": "integer", "description": "how many questions the whole filter (status, search) holds, not the page" }, "cursor": { "type": "string" } } },
         "Session": { "type": "object", "properties": {
             "sessionId": { "type": "string" }, "projectId": { "type": "string" },
             "kind": { "type": "string", "enum": ["conversation", "execution"] }, "author": { "type": "string" } } },

@@ -11,11 +11,8 @@ use super::super::error::ApiResult;
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::domain::choices::ClosedReason;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Question};
-use crate::engine::StatusFilter;
+use crate::engine::{ListQuery, PAGE_LIMIT, Sort, StatusFilter};
 use crate::wire::{ListReply, QuestionItem, QuestionList};
-
-/// RN-180: at most 50 a page (the engine refuses more).
-const DEFAULT_LIMIT: usize = 50;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,6 +21,34 @@ pub struct ListParams {
     // Strings, so a bad number is refused with our own words.
     limit: Option<String>,
     cursor: Option<String>,
+    /// Search words (`domain::search`); validated by the engine's rules.
+    q: Option<String>,
+    sort: Option<String>,
+}
+
+impl ListParams {
+    /// The query, every part checked: a bad one is a 422 naming it.
+    fn query(self) -> Result<ListQuery, OqError> {
+        let status: StatusFilter = self.status.as_deref().unwrap_or("open").parse()?;
+        let limit = match self.limit.as_deref() {
+            None => PAGE_LIMIT,
+            Some(l) => l.parse::<usize>().map_err(|_| {
+                OqError::invalid(
+                    ErrorCode::InvalidLimit,
+                    format!("limit {l:?}: expected 1 to {PAGE_LIMIT}"),
+                )
+            })?,
+        };
+        let sort: Sort = self.sort.as_deref().unwrap_or("oldest").parse()?;
+        let query = ListQuery::new(status)
+            .search(self.q.as_deref().unwrap_or(""))?
+            .sorted(sort)
+            .after(self.cursor.as_deref())
+            .limit(limit);
+        query.checked_limit()?;
+        query.checked_cursor()?;
+        Ok(query)
+    }
 }
 
 pub async fn list(
@@ -31,20 +56,9 @@ pub async fn list(
     who: InProject,
     ApiQuery(params): ApiQuery<ListParams>,
 ) -> ApiResult<Json<ListReply>> {
-    let status: StatusFilter = params.status.as_deref().unwrap_or("open").parse()?;
-    let limit = match params.limit.as_deref() {
-        None => DEFAULT_LIMIT,
-        Some(l) => l.parse::<usize>().map_err(|_| {
-            OqError::invalid(
-                ErrorCode::InvalidLimit,
-                format!("limit {l:?}: expected 1 to {DEFAULT_LIMIT}"),
-            )
-        })?,
-    };
+    let query = params.query()?;
     let project = who.project.clone();
-    let page = st
-        .read(move |e| e.list(Some(&project), status, params.cursor.as_deref(), limit))
-        .await?;
+    let page = st.read(move |e| e.list(Some(&project), &query)).await?;
     Ok(Json(ListReply {
         list: QuestionList {
             items: page

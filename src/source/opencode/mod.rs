@@ -35,8 +35,9 @@ use crate::domain::{
     Actor, Answer, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind,
 };
 use crate::engine::sqlite::now_ms;
-use crate::engine::{StatusFilter, VerdictInput};
+use crate::engine::{ListQuery, StatusFilter, VerdictInput};
 use crate::opencode::{Client, Request, Settled};
+use crate::source::filter;
 use crate::wire::{
     DevContext, QuestionItem, QuestionList, Readiness, SessionItem, VerdictReply, WaitingItem,
 };
@@ -102,11 +103,10 @@ impl Source for OpencodeSource {
     async fn list(
         &self,
         project: Option<&str>,
-        status: StatusFilter,
-        cursor: Option<&str>,
-        limit: usize,
+        query: &ListQuery,
     ) -> Result<QuestionList, OqError> {
         let dirs = self.scope(project)?;
+        let status = query.status;
         let mut items: Vec<QuestionItem> = Vec::new();
         if matches!(status, StatusFilter::Open | StatusFilter::All) {
             let pending = self.pending(&dirs).await?;
@@ -122,24 +122,8 @@ impl Source for OpencodeSource {
                     .cloned(),
             );
         }
-        let start = match cursor {
-            None => 0,
-            Some(c) => c.parse::<usize>().map_err(|_| {
-                OqError::invalid(
-                    ErrorCode::InvalidCursor,
-                    format!("cursor {c:?} is not one of oq's"),
-                )
-            })?,
-        };
-        let limit = limit.clamp(1, 50);
-        let total = items.len() as u64;
-        let page: Vec<QuestionItem> = items.into_iter().skip(start).take(limit).collect();
-        let next = start + page.len();
-        Ok(QuestionList {
-            cursor: (u64::try_from(next).unwrap_or(u64::MAX) < total).then(|| next.to_string()),
-            items: page,
-            total,
-        })
+        // OpenCode lists everything pending at once: search, sort and page here.
+        filter::apply(items, query)
     }
 
     async fn question(

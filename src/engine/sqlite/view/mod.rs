@@ -6,13 +6,13 @@ use crate::domain::dev_context::Decisao;
 use crate::domain::gate::Gate;
 use crate::domain::work::{Session, Story, Task, WorkState};
 use crate::domain::{Event, OqError, Question, StoredEvent};
-use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StatusFilter, StoreView};
+use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
+mod questions;
 mod rows;
 
 use rows::{
-    ANSWERED_ONLY, QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, parse_event, question_from_row,
-    session_from,
+    QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, parse_event, question_from_row, session_from,
 };
 pub struct SqliteView<'c> {
     conn: &'c Connection,
@@ -144,60 +144,7 @@ impl StoreView for SqliteView<'_> {
     }
 
     fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
-        let limit = q.limit as i64;
-        let (items, total) = match (q.status, q.project_id) {
-            (StatusFilter::Open, Some(p)) => (
-                self.query_questions(
-                    &format!(
-                        "SELECT {QUESTION_COLUMNS} FROM open_questions o JOIN events d ON d.seq = o.declared_seq {SETTLEMENT_JOIN}
-                         WHERE o.project_id = ?1 AND o.declared_seq > ?2 ORDER BY o.declared_seq LIMIT ?3"
-                    ),
-                    &[&p, &q.after_seq, &limit],
-                )?,
-                self.count("SELECT count(*) FROM open_questions WHERE project_id = ?1", &[&p])?,
-            ),
-            (StatusFilter::Open, None) => (
-                self.query_questions(
-                    &format!(
-                        "SELECT {QUESTION_COLUMNS} FROM open_questions o JOIN events d ON d.seq = o.declared_seq {SETTLEMENT_JOIN}
-                         WHERE o.declared_seq > ?1 ORDER BY o.declared_seq LIMIT ?2"
-                    ),
-                    &[&q.after_seq, &limit],
-                )?,
-                self.count("SELECT count(*) FROM open_questions", &[])?,
-            ),
-            (status, project) => {
-                let answered_only = status == StatusFilter::Answered;
-                let answered = if answered_only { ANSWERED_ONLY } else { "" };
-                let sql = scope(
-                    &format!(
-                        "SELECT {QUESTION_COLUMNS} FROM events d {SETTLEMENT_JOIN}
-                         WHERE d.type = 'artifact.open_question' {{scope}}
-                           AND d.seq > :after {answered} ORDER BY d.seq LIMIT :limit"
-                    ),
-                    "d.project_id",
-                    project,
-                );
-                let mut stmt = self.conn.prepare_cached(&sql)?;
-                let params = bind(vec![(":after", &q.after_seq), (":limit", &limit)], &project);
-                let items = collect(stmt.query_map(&*params, question_from_row)?)?;
-                // Counted from the declarations (their own index), so an answer pays
-                // for no extra index of its own: literal types let SQLite pick the
-                // partial indexes.
-                let counted = if answered_only {
-                    "SELECT count(*) FROM events d JOIN events a
-                       ON a.type = 'open_question.answered' AND a.question_id = d.question_id
-                     WHERE d.type = 'artifact.open_question' {scope}"
-                } else {
-                    "SELECT count(*) FROM events d WHERE d.type = 'artifact.open_question' {scope}"
-                };
-                let count_sql = scope(counted, "d.project_id", project);
-                let params = bind(vec![], &project);
-                let total: i64 = self.conn.prepare_cached(&count_sql)?.query_row(&*params, |r| r.get(0))?;
-                (items, total as u64)
-            }
-        };
-        Ok(QuestionPage { items, total })
+        questions::questions(self.conn, q)
     }
 
     fn open_count(&self, project_id: &str) -> Result<u64, OqError> {

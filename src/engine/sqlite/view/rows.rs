@@ -23,9 +23,6 @@ pub(super) const SETTLEMENT_JOIN: &str = "
     LEFT JOIN events st ON st.type IN ('open_question.answered', 'open_question.closed')
                        AND st.question_id = d.question_id";
 
-/// Only answered questions, after [`SETTLEMENT_JOIN`].
-pub(super) const ANSWERED_ONLY: &str = "AND st.type = 'open_question.answered'";
-
 pub(super) fn parse_event(payload: &str) -> Result<Event, OqError> {
     serde_json::from_str(payload)
         .map_err(|e| OqError::Internal(format!("unreadable event in the log: {e}")))

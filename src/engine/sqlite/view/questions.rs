@@ -1,0 +1,151 @@
+//! The list query in SQL: one statement for a page and one for the total, built from
+//! the filter (status, project, search words), the sort and the keyset cursor. Every
+//! part binds its values; nothing the caller typed is spliced into the SQL text.
+//!
+//! Search words go through the FTS5 trigram index (`question_search`, schema v7): a
+//! word of 3 characters or more is a phrase `MATCH` (a substring, case aside); a shorter
+//! one, which trigrams cannot index, a `LIKE` over the same table.
+
+use rusqlite::Connection;
+use rusqlite::types::Value;
+
+use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, question_from_row};
+use crate::domain::OqError;
+use crate::domain::search::Search;
+use crate::engine::list::Sort;
+use crate::engine::store::{QuestionPage, QuestionQuery, StatusFilter};
+
+/// The SQL of one list: `FROM` and `WHERE` shared by the page and the count.
+struct Plan {
+    from: &'static str,
+    /// The declaration's log position and project, as the driving table has them.
+    seq: &'static str,
+    project: &'static str,
+    filter: String,
+    params: Vec<(String, Value)>,
+}
+
+impl Plan {
+    fn new(q: &QuestionQuery<'_>) -> Plan {
+        let (from, seq, project, mut filter) = match q.status {
+            // The open set is small and has its own indexes: walk it.
+            StatusFilter::Open => (
+                "open_questions o JOIN events d ON d.seq = o.declared_seq",
+                "o.declared_seq",
+                "o.project_id",
+                String::from("1 = 1"),
+            ),
+            StatusFilter::Answered => (
+                "events d",
+                "d.seq",
+                "d.project_id",
+                String::from(
+                    "d.type = 'artifact.open_question' AND EXISTS (SELECT 1 FROM events a
+                       WHERE a.type = 'open_question.answered' AND a.question_id = d.question_id)",
+                ),
+            ),
+            StatusFilter::All => (
+                "events d",
+                "d.seq",
+                "d.project_id",
+                String::from("d.type = 'artifact.open_question'"),
+            ),
+        };
+        let mut params = Vec::new();
+        if let Some(p) = q.project_id {
+            filter.push_str(&format!(" AND {project} = :project"));
+            params.push((":project".into(), Value::Text(p.into())));
+        }
+        for (i, word) in q
+            .search
+            .map(|s| s.words())
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let name = format!(":w{i}");
+            let (test, value) = if word.chars().count() >= 3 {
+                (
+                    "question_search MATCH",
+                    format!("\"{}\"", word.replace('"', "\"\"")),
+                )
+            } else {
+                ("body LIKE", Search::like_pattern(word))
+            };
+            let escape = if test == "body LIKE" {
+                " ESCAPE '\\'"
+            } else {
+                ""
+            };
+            filter.push_str(&format!(
+                " AND {seq} IN (SELECT qseq FROM question_search WHERE {test} {name}{escape})"
+            ));
+            params.push((name, Value::Text(value)));
+        }
+        Plan {
+            from,
+            seq,
+            project,
+            filter,
+            params,
+        }
+    }
+
+    /// The sort key before the log position, for the keyed sorts.
+    fn key(&self, sort: Sort) -> Option<String> {
+        match sort {
+            Sort::Oldest | Sort::Newest => None,
+            Sort::Project => Some(self.project.to_string()),
+            Sort::Asker => Some("json_extract(d.payload, '$.autor')".into()),
+        }
+    }
+}
+
+fn bound(params: &[(String, Value)]) -> Vec<(&str, &dyn rusqlite::ToSql)> {
+    params
+        .iter()
+        .map(|(n, v)| (n.as_str(), v as &dyn rusqlite::ToSql))
+        .collect()
+}
+
+pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
+    let plan = Plan::new(q);
+    let count_sql = format!("SELECT count(*) FROM {} WHERE {}", plan.from, plan.filter);
+    let total: i64 = conn
+        .prepare_cached(&count_sql)?
+        .query_row(&*bound(&plan.params), |r| r.get(0))?;
+
+    let seq = plan.seq;
+    let key = plan.key(q.sort);
+    let mut page_filter = plan.filter.clone();
+    let mut params = plan.params.clone();
+    if let Some(after) = q.after {
+        let cond = match (q.sort, &key) {
+            (Sort::Newest, _) => format!("{seq} < :after"),
+            (_, Some(k)) => format!("({k}, {seq}) > (:after_key, :after)"),
+            (_, None) => format!("{seq} > :after"),
+        };
+        page_filter.push_str(&format!(" AND {cond}"));
+        params.push((":after".into(), Value::Integer(after.seq)));
+        if key.is_some() {
+            let k = after.key.clone().unwrap_or_default();
+            params.push((":after_key".into(), Value::Text(k)));
+        }
+    }
+    let order = match (q.sort, &key) {
+        (Sort::Newest, _) => format!("{seq} DESC"),
+        (_, Some(k)) => format!("{k}, {seq}"),
+        (_, None) => seq.to_string(),
+    };
+    params.push((":limit".into(), Value::Integer(q.limit as i64)));
+    let sql = format!(
+        "SELECT {QUESTION_COLUMNS} FROM {} {SETTLEMENT_JOIN} WHERE {page_filter} ORDER BY {order} LIMIT :limit",
+        plan.from
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let items = collect(stmt.query_map(&*bound(&params), question_from_row)?)?;
+    Ok(QuestionPage {
+        items,
+        total: total as u64,
+    })
+}
