@@ -22,10 +22,6 @@ const LONG_FILES: &[(&str, &str)] = &[
         "questions and their answers (issue 12's strict answers grew it); to be split by its owner",
     ),
     (
-        "src/engine/sqlite/view/mod.rs",
-        "the store's reads (issue 15's area); to be split by its owner",
-    ),
-    (
         "src/engine/sqlite/vfs.rs",
         "the store's fault-aware file layer (issue 15's); to be split by its owner",
     ),

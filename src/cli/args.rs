@@ -58,7 +58,7 @@ pub struct GlobalArgs {
 pub enum Command {
     #[command(about = "Declare an open question (declare_open_question)", long_about = DECLARE_HELP)]
     Ask(AskArgs),
-    /// List questions, oldest first.
+    /// List questions, oldest first (or --sort); --search and the total act on all of them.
     List(ListArgs),
     /// Show one question in full.
     Show { question_id: String },

@@ -52,6 +52,7 @@ pub fn apply(mut items: Vec<QuestionItem>, query: &ListQuery) -> Result<Question
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::engine::StatusFilter;
