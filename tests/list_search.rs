@@ -41,6 +41,7 @@ fn fifty_three(e: &LocalEngine) -> Vec<String> {
                 }),
                 afeta: Default::default(),
                 session_id: "s-alice".into(),
+                idempotency_key: None,
             };
             e.declare(&Actor::agent(roles[i % 3]), "p", &input)
                 .unwrap()
