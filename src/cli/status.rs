@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::context::Context;
 use crate::domain::error::exit;
 use crate::domain::{ErrorCode, OqError};
-use crate::engine::StatusFilter;
+use crate::engine::{ListQuery, StatusFilter};
 use crate::source::Source;
 
 /// The line printed without `--format`.
@@ -101,7 +101,10 @@ pub async fn read(ctx: &Context) -> Result<Status, OqError> {
     loop {
         let page = ctx
             .source
-            .list(project, StatusFilter::Open, cursor.as_deref(), 50)
+            .list(
+                project,
+                &ListQuery::new(StatusFilter::Open).after(cursor.as_deref()),
+            )
             .await?;
         open = open.max(page.total);
         mine += page.items.iter().filter(|q| q.can_answer).count() as u64;

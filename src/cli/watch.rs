@@ -16,7 +16,7 @@ use clap::Args;
 
 use super::context::Context;
 use crate::domain::OqError;
-use crate::engine::StatusFilter;
+use crate::engine::{ListQuery, StatusFilter};
 use crate::source::Source;
 use crate::wire::QuestionItem;
 
@@ -91,9 +91,7 @@ async fn open_for_me(ctx: &Context) -> Result<Vec<QuestionItem>, OqError> {
             .source
             .list(
                 ctx.project_filter(),
-                StatusFilter::Open,
-                cursor.as_deref(),
-                50,
+                &ListQuery::new(StatusFilter::Open).after(cursor.as_deref()),
             )
             .await?;
         let more = !page.items.is_empty();

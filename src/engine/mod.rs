@@ -18,8 +18,8 @@ pub mod store;
 pub use any::{AnyStore, StoreKind};
 pub use list::{ListQuery, PAGE_LIMIT, Sort};
 pub use operations::{
-    DevContext, Engine, EngineConfig, ImportedSettlement, ListPage, NewQuestion, PAGE_LIMIT,
-    Readiness, VerdictInput, VerdictOutcome,
+    DevContext, Engine, EngineConfig, ImportedSettlement, ListPage, NewQuestion, Readiness,
+    VerdictInput, VerdictOutcome,
 };
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;

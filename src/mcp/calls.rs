@@ -13,7 +13,7 @@ use super::Door;
 use crate::domain::choices::{Prompt, PromptOption};
 use crate::domain::declared::Origin;
 use crate::domain::{Afeta, DecisionSource, DeclareInput, ErrorCode, OqError, Question};
-use crate::engine::{Engine, PAGE_LIMIT, StatusFilter, Store};
+use crate::engine::{Engine, ListQuery, PAGE_LIMIT, StatusFilter, Store};
 use crate::wire::QuestionItem;
 
 /// The header of the one part an MCP question with `options` has.
@@ -191,8 +191,10 @@ impl<S: Store + 'static> Calls<S> {
                 // The engine pages a project; the session's questions are picked from it.
                 let (mut mine, mut cursor) = (Vec::new(), None::<String>);
                 loop {
-                    let page =
-                        e.list(Some(&door.project), status, cursor.as_deref(), PAGE_LIMIT)?;
+                    let page = e.list(
+                        Some(&door.project),
+                        &ListQuery::new(status).after(cursor.as_deref()),
+                    )?;
                     mine.extend(
                         page.items
                             .iter()
