@@ -103,24 +103,15 @@ fn ms(d: Duration) -> f64 {
 /// Runs a load effect the way the driver does, returning its reply.
 async fn run_load(source: &LocalSource, e: Effect) -> Option<Msg> {
     match e {
-        Effect::Load { id, filter, .. } => Some(Msg::Loaded {
+        Effect::Load { id, query, .. } => Some(Msg::Loaded {
             id,
             append: false,
-            page: source
-                .list(None, &ListQuery::new(filter).limit(PAGE))
-                .await
-                .map_err(|e| e.to_string()),
+            page: source.list(None, &query).await.map_err(|e| e.to_string()),
         }),
-        Effect::LoadMore { id, filter, cursor } => Some(Msg::Loaded {
+        Effect::LoadMore { id, query } => Some(Msg::Loaded {
             id,
             append: true,
-            page: source
-                .list(
-                    None,
-                    &ListQuery::new(filter).after(Some(&cursor)).limit(PAGE),
-                )
-                .await
-                .map_err(|e| e.to_string()),
+            page: source.list(None, &query).await.map_err(|e| e.to_string()),
         }),
         Effect::LoadCounts { id } => {
             let open = source

@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use crossterm::event::KeyCode;
 use oq::domain::OqError;
-use oq::engine::StatusFilter;
+use oq::engine::{ListQuery, StatusFilter};
 use oq::source::{HttpSource, Source};
 use oq::tui::auto::{AutoAction, line};
 use oq::tui::effect::{Effect, Msg};
@@ -314,8 +314,15 @@ fn p_and_d_are_text_while_typing() {
     update(&mut m, key(KeyCode::Esc));
     update(&mut m, ch('/'));
     assert_eq!(m.focus, Focus::Search);
-    assert!(update(&mut m, ch('p')).is_empty());
-    assert!(update(&mut m, ch('d')).is_empty());
+    // Search keys ask the source for the list again, and do nothing else.
+    for c in ['p', 'd'] {
+        let fx = update(&mut m, ch(c));
+        assert!(
+            fx.iter()
+                .all(|e| matches!(e, Effect::Load { .. } | Effect::LoadCounts { .. })),
+            "{fx:?}"
+        );
+    }
     assert_eq!(m.search, "pd");
     assert!(m.auto.pending.is_none());
 }
@@ -362,7 +369,7 @@ fn a_stale_auto_delegate_reply_is_dropped() {
     let fresh = m.queue.generation;
     assert!(fx.contains(&Effect::Load {
         id: fresh,
-        filter: StatusFilter::Open,
+        query: ListQuery::new(StatusFilter::Open),
         pages: 1
     }));
     let fx = update(
@@ -457,7 +464,7 @@ fn an_accepted_command_is_reported_and_reloads_the_queue() {
         vec![
             Effect::Load {
                 id,
-                filter: StatusFilter::Open,
+                query: ListQuery::new(StatusFilter::Open),
                 pages: 1
             },
             Effect::LoadCounts {

@@ -8,7 +8,7 @@ mod tui_fixtures;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
 use oq::domain::AnswerInput;
 use oq::domain::readiness::ReadinessGate;
-use oq::engine::StatusFilter;
+use oq::engine::{ListQuery, Sort, StatusFilter};
 use oq::tui::effect::{Effect, Msg};
 use oq::tui::keymap::{Action, Keymap, KeysConfig};
 use oq::tui::model::{Connection, Focus, Model};
@@ -37,7 +37,7 @@ fn start_up_loads_the_first_page_and_the_counts() {
         vec![
             Effect::Load {
                 id: 1,
-                filter: StatusFilter::Open,
+                query: ListQuery::new(StatusFilter::Open),
                 pages: 1
             },
             Effect::LoadCounts { id: 1 }
@@ -84,7 +84,7 @@ fn the_selection_survives_a_live_update() {
         fx[0],
         Effect::Load {
             id,
-            filter: StatusFilter::Open,
+            query: ListQuery::new(StatusFilter::Open),
             pages: 1
         }
     );
@@ -249,7 +249,7 @@ fn an_answer_removes_the_draft_and_reloads() {
             },
             Effect::Load {
                 id: g,
-                filter: StatusFilter::Open,
+                query: ListQuery::new(StatusFilter::Open),
                 pages: 1
             },
             Effect::LoadCounts {
@@ -391,7 +391,7 @@ fn filter_cycles_and_reloads() {
         fx[0],
         Effect::Load {
             id: m.queue.generation,
-            filter: StatusFilter::Answered,
+            query: ListQuery::new(StatusFilter::Answered),
             pages: 1
         }
     );
@@ -407,27 +407,58 @@ fn filter_cycles_and_reloads() {
         fx[0],
         Effect::Load {
             id: m.queue.generation,
-            filter: StatusFilter::Open,
+            query: ListQuery::new(StatusFilter::Open),
             pages: 1
         }
     );
 }
 
 #[test]
-fn incremental_search_and_sort() {
+fn search_and_sort_ask_the_source_over_the_whole_filter() {
     let mut m = me();
     update(&mut m, ch('/'));
-    typed(&mut m, "guest");
-    assert_eq!(m.visible.len(), 1);
-    assert_eq!(m.current().unwrap().question_id, "q-2");
-    update(&mut m, key(KeyCode::Esc));
-    assert_eq!(m.visible.len(), 4);
-    assert_eq!(m.selected_id.as_deref(), Some("q-2"), "the selection stays");
-    update(&mut m, ch('s'));
+    let mut fx = Vec::new();
+    for c in "guest".chars() {
+        fx = update(&mut m, ch(c));
+    }
+    let g = m.queue.generation;
+    let searched = ListQuery::new(StatusFilter::Open).search("guest").unwrap();
     assert_eq!(
-        m.queue.items[m.visible[0]].question_id, "q-4",
-        "newest first"
+        fx[0],
+        Effect::Load {
+            id: g,
+            query: searched,
+            pages: 1
+        },
+        "each keystroke asks the source, the last one's reply wins"
     );
+    update(&mut m, key(KeyCode::Esc));
+    assert_eq!(m.search, "");
+    let fx = update(&mut m, ch('s'));
+    assert_eq!(
+        fx[0],
+        Effect::Load {
+            id: m.queue.generation,
+            query: ListQuery::new(StatusFilter::Open).sorted(Sort::Newest),
+            pages: 1
+        }
+    );
+    assert_eq!(m.selected_id.as_deref(), Some("q-1"), "the selection stays");
+}
+
+#[test]
+fn a_search_the_source_would_refuse_is_not_typed() {
+    let mut m = me();
+    update(&mut m, ch('/'));
+    for w in ["a ", "b ", "c ", "d ", "e ", "f ", "g ", "h "] {
+        for c in w.chars() {
+            update(&mut m, ch(c));
+        }
+    }
+    let fx = update(&mut m, ch('i'));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(m.search, "a b c d e f g h ");
+    assert!(notice(&m).contains("at most 8"), "{}", notice(&m));
 }
 
 #[test]
@@ -458,8 +489,7 @@ fn scrolling_near_the_end_loads_the_next_page_once() {
         more,
         vec![Effect::LoadMore {
             id,
-            filter: StatusFilter::Open,
-            cursor: "c50".into()
+            query: ListQuery::new(StatusFilter::Open).after(Some("c50")),
         }]
     );
     let items: Vec<_> = (50..100)

@@ -246,9 +246,13 @@ fn event_msg(ev: Input) -> Option<Msg> {
 /// One frame, inside the terminal's frame brackets (a synchronized update).
 pub fn draw<T: Tty>(tty: &mut T, model: &mut Model, theme: &Theme) -> anyhow::Result<()> {
     tty.begin_frame();
-    tty.terminal()
+    let area = tty
+        .terminal()
         .draw(|f| view::draw(f, model, theme))
-        .map_err(|e| anyhow::anyhow!("drawing: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("drawing: {e}"))?
+        .area;
+    // What a screenful is for PgDn/PgUp (`paging.rs`): the size just drawn.
+    model.screen = (area.width, area.height);
     tty.end_frame().context("drawing")?;
     model.dirty = false;
     Ok(())

@@ -4,9 +4,8 @@
 use std::io;
 use std::path::Path;
 
-use super::model::PAGE;
 use super::terminal::TerminalGuard;
-use crate::engine::{ListQuery, StatusFilter};
+use crate::engine::ListQuery;
 use crate::source::Source;
 use crate::wire::QuestionList;
 
@@ -17,22 +16,16 @@ fn text(e: impl std::fmt::Display) -> String {
 pub(super) async fn load_pages<S: Source>(
     source: &S,
     project: Option<&str>,
-    filter: StatusFilter,
+    query: ListQuery,
     pages: usize,
 ) -> Result<QuestionList, String> {
-    let mut list = source
-        .list(project, &ListQuery::new(filter).limit(PAGE))
-        .await
-        .map_err(text)?;
+    let mut list = source.list(project, &query).await.map_err(text)?;
     for _ in 1..pages {
         let Some(cursor) = list.cursor.clone() else {
             break;
         };
         let next = source
-            .list(
-                project,
-                &ListQuery::new(filter).after(Some(&cursor)).limit(PAGE),
-            )
+            .list(project, &query.clone().after(Some(&cursor)))
             .await
             .map_err(text)?;
         list.items.extend(next.items);

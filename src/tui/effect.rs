@@ -9,23 +9,23 @@ use crossterm::event::KeyEvent;
 use super::auto::AutoAction;
 use crate::domain::AnswerInput;
 use crate::domain::readiness::ReadinessGate;
-use crate::engine::StatusFilter;
+use crate::engine::ListQuery;
 use crate::wire::{AutoCommand, AutoDelegate, QuestionItem, QuestionList, Readiness, WaitingItem};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    /// Load the list again from its start, `pages` pages of [`super::model::PAGE`], and
-    /// the auto-delegate view ([`Msg::AutoDelegate`] under the same id).
+    /// Load the list again from its start, `pages` pages of `query`, and the
+    /// auto-delegate view ([`Msg::AutoDelegate`] under the same id).
     Load {
         id: u64,
-        filter: StatusFilter,
+        query: ListQuery,
         pages: usize,
     },
-    /// The next page after `cursor`, appended to generation `id`.
+    /// The page `query` names (its cursor: after the loaded rows), appended to
+    /// generation `id`.
     LoadMore {
         id: u64,
-        filter: StatusFilter,
-        cursor: String,
+        query: ListQuery,
     },
     /// The banner's open count and the "Waiting for you" tasks.
     LoadCounts {

@@ -9,7 +9,7 @@ use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::Effect;
 use super::keymap::Action;
 use super::modal::Modal;
-use super::model::{Focus, InFlight, Model, PAGE};
+use super::model::{Focus, InFlight, Model};
 use super::update::{draft_changed, error, info, reload, sync_form};
 use crate::domain::AnswerInput;
 use crate::domain::readiness::ReadinessGate;
@@ -46,24 +46,55 @@ pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
 fn search_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     match k.code {
         KeyCode::Esc => {
-            model.search.clear();
             model.focus = Focus::Queue;
+            if model.search.is_empty() {
+                return;
+            }
+            model.search.clear();
         }
-        KeyCode::Enter | KeyCode::Down | KeyCode::Up | KeyCode::Tab => model.focus = Focus::Queue,
+        KeyCode::Enter | KeyCode::Down | KeyCode::Up | KeyCode::Tab => {
+            model.focus = Focus::Queue;
+            return;
+        }
         KeyCode::Backspace => {
-            model.search.pop();
+            if model.search.pop().is_none() {
+                return;
+            }
         }
         KeyCode::Char(c)
             if !k
                 .modifiers
                 .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
         {
-            model.search.push(c)
+            if !search_takes(model, &c.to_string()) {
+                return;
+            }
         }
         _ => return,
     }
-    model.refresh_visible();
-    sync_form(model, fx);
+    super::paging::query_changed(model, fx);
+}
+
+fn search_paste(model: &mut Model, line: &str, fx: &mut Vec<Effect>) {
+    if search_takes(model, line) {
+        super::paging::query_changed(model, fx);
+    }
+}
+
+/// Appends `text` to the search box if the result is still a search the source takes
+/// (`domain::search`); otherwise says why and leaves the box as it was.
+fn search_takes(model: &mut Model, text: &str) -> bool {
+    let wanted = format!("{}{text}", model.search);
+    match crate::domain::search::Search::parse(&wanted) {
+        Ok(_) => {
+            model.search = wanted;
+            true
+        }
+        Err(e) => {
+            error(model, e.to_string());
+            false
+        }
+    }
 }
 
 fn field_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
@@ -233,20 +264,6 @@ fn move_by(model: &mut Model, delta: isize, fx: &mut Vec<Effect>) {
     }
 }
 
-fn maybe_load_more(model: &mut Model, fx: &mut Vec<Effect>) {
-    if model.queue.loading_more || model.selected + PAGE / 2 < model.visible.len() {
-        return;
-    }
-    if let Some(cursor) = model.queue.cursor.clone() {
-        model.queue.loading_more = true;
-        fx.push(Effect::LoadMore {
-            id: model.queue.generation,
-            filter: model.filter,
-            cursor,
-        });
-    }
-}
-
 fn readiness(model: &mut Model, gate: ReadinessGate, fx: &mut Vec<Effect>) {
     let project = model
         .project
@@ -271,9 +288,10 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
     match action {
         Action::Down => move_by(model, 1, fx),
         Action::Up => move_by(model, -1, fx),
-        Action::PageDown => move_by(model, 10, fx),
-        Action::PageUp => move_by(model, -10, fx),
+        Action::PageDown => move_by(model, super::paging::screenful(model), fx),
+        Action::PageUp => move_by(model, -super::paging::screenful(model), fx),
         Action::Top => move_by(model, -(isize::MAX / 2), fx),
+        Action::Bottom if model.focus == Focus::Queue => super::paging::to_end(model, fx),
         Action::Bottom => move_by(model, isize::MAX / 2, fx),
         Action::NextPane | Action::PrevPane => {
             let order = [Focus::Queue, Focus::Waiting, Focus::Question];
@@ -346,8 +364,8 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             fx.extend(reload(model));
         }
         Action::Sort => {
-            model.sort = model.sort.next();
-            model.refresh_visible();
+            model.sort = super::model::next_sort(model.sort);
+            super::paging::query_changed(model, fx);
         }
         Action::Search => model.focus = Focus::Search,
         Action::ImReady => readiness(model, ReadinessGate::ImReady, fx),
@@ -357,18 +375,15 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         Action::Back => {
             if model.notice.take().is_none() && !model.search.is_empty() {
                 model.search.clear();
-                model.refresh_visible();
-                sync_form(model, fx);
+                super::paging::query_changed(model, fx);
             }
             model.focus = Focus::Queue;
         }
         Action::Quit => fx.extend(quit(model)),
         Action::Submit | Action::Newline => {}
     }
-    if matches!(action, Action::Down | Action::PageDown | Action::Bottom)
-        && model.focus == Focus::Queue
-    {
-        maybe_load_more(model, fx);
+    if matches!(action, Action::Down | Action::PageDown) && model.focus == Focus::Queue {
+        super::paging::maybe_load_more(model, fx);
     }
 }
 
@@ -391,7 +406,7 @@ fn jump_to_waiting(model: &mut Model, fx: &mut Vec<Effect>) {
         }
         None => error(
             model,
-            format!("question {id} is not in the loaded rows; clear the search or scroll"),
+            format!("question {id} is not in the list; clear the search, or G to load every row"),
         ),
     }
 }
@@ -407,14 +422,7 @@ pub(super) fn paste(model: &mut Model, text: &str, fx: &mut Vec<Effect>) {
                 draft_changed(model, fx);
             }
         }
-        Focus::Search => {
-            model
-                .search
-                .push_str(text.lines().next().unwrap_or_default());
-            model.dirty = true;
-            model.refresh_visible();
-            sync_form(model, fx);
-        }
+        Focus::Search => search_paste(model, text.lines().next().unwrap_or_default(), fx),
         Focus::Choices => {
             if let Some(c) = model.choices.as_mut().filter(|c| c.typing) {
                 c.custom[c.current].push_str(&text.replace('\n', " "));

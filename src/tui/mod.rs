@@ -1,7 +1,8 @@
 //! The terminal UI (`oq` with no subcommand), in the shape of STYLE.md:
 //!
 //! - `model` — the state; `update` — pure `update(&mut Model, Msg) -> Vec<Effect>`;
-//!   `keys` — its key handling by focus; `effect` — effects and messages as data; `choices` — the options form's state;
+//!   `keys` — its key handling by focus; `paging` — the queue as pages of the source's
+//!   list (search, sort, `G`, PgDn over the whole filter); `effect` — effects and messages as data; `choices` — the options form's state;
 //!   `auto` — the auto-delegate countdown of bridged OpenCode questions;
 //! - `app` — the driver's loop (tokio, a [`tty::Tty`]'s events, the ticks); `runner` —
 //!   runs the effects on the source, drafts and outbox;
@@ -25,6 +26,7 @@ pub mod keymap;
 mod keys;
 pub mod modal;
 pub mod model;
+mod paging;
 mod runner;
 pub mod terminal;
 pub mod theme;

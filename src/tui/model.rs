@@ -2,8 +2,9 @@
 //!
 //! Plain data that `update` changes and the view reads. Nothing here does IO or reads
 //! the clock: `now` arrives in messages. The selection is kept by question id, so it
-//! survives reloads and live updates; `visible` is the filtered and sorted order of the
-//! loaded rows, recomputed by `update` whenever the rows, the search or the sort change.
+//! survives reloads and live updates. The search and the sort are the source's
+//! (`engine::ListQuery`, over the whole filter): `visible` is the loaded rows in the order
+//! the source gave them, and a change of search or sort loads the list again.
 
 use std::collections::HashMap;
 
@@ -13,7 +14,7 @@ use super::auto::AutoView;
 use super::choices::ChoiceForm;
 use super::keymap::Keymap;
 use super::modal::Modal;
-use crate::engine::StatusFilter;
+use crate::engine::{ListQuery, StatusFilter};
 use crate::wire::{QuestionItem, WaitingItem};
 
 /// Rows fetched per page: the API's ceiling.
@@ -34,32 +35,22 @@ pub enum Focus {
     Search,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Sort {
-    /// The source's order (oldest first).
-    #[default]
-    Oldest,
-    Newest,
-    Project,
-    Asker,
+pub use crate::engine::Sort;
+
+/// The next sort of the `s` key's cycle.
+pub fn next_sort(s: Sort) -> Sort {
+    let all = Sort::ALL;
+    let at = all.iter().position(|o| *o == s).unwrap_or(0);
+    all[(at + 1) % all.len()]
 }
 
-impl Sort {
-    pub fn next(self) -> Sort {
-        match self {
-            Sort::Oldest => Sort::Newest,
-            Sort::Newest => Sort::Project,
-            Sort::Project => Sort::Asker,
-            Sort::Asker => Sort::Oldest,
-        }
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            Sort::Oldest => "oldest first",
-            Sort::Newest => "newest first",
-            Sort::Project => "by project",
-            Sort::Asker => "by asker",
-        }
+/// How the queue's title names a sort.
+pub fn sort_label(s: Sort) -> &'static str {
+    match s {
+        Sort::Oldest => "oldest first",
+        Sort::Newest => "newest first",
+        Sort::Project => "by project",
+        Sort::Asker => "by asker",
     }
 }
 
@@ -103,6 +94,9 @@ pub struct Queue {
     /// Generation of the list in flight or last applied; replies with another are stale.
     pub generation: u64,
     pub loading_more: bool,
+    /// `G`/End was pressed: pages keep loading until the last, then the last row is
+    /// selected.
+    pub to_end: bool,
 }
 
 /// The answer field of the question being answered.
@@ -170,10 +164,13 @@ pub struct Model {
     pub started_at: i64,
     pub filter: StatusFilter,
     pub sort: Sort,
+    /// The search box's text; the source answers it (see [`Model::list_query`]).
     pub search: String,
     pub queue: Queue,
-    /// Indices into `queue.items`, filtered by `search` and sorted by `sort`.
+    /// Indices into `queue.items` in the order shown (the source's).
     pub visible: Vec<usize>,
+    /// The terminal's size at the last frame (columns, rows), for PgDn/PgUp's screenful.
+    pub screen: (u16, u16),
     pub selected: usize,
     pub selected_id: Option<String>,
     pub waiting: Vec<WaitingItem>,
@@ -235,6 +232,7 @@ impl Model {
             search: String::new(),
             queue: Queue::default(),
             visible: Vec::new(),
+            screen: (80, 24),
             selected: 0,
             selected_id: None,
             waiting: Vec::new(),
@@ -278,21 +276,18 @@ impl Model {
             || self.choices.as_ref().is_some_and(ChoiceForm::is_typing)
     }
 
-    /// Recomputes `visible` from the rows, the search and the sort, then finds the
-    /// selected id again (or keeps the position when that row has left).
+    /// What the list asks the source for: the filter, the search box's words, the sort.
+    /// The search keys only let through text that parses, so a refusal here cannot
+    /// happen; were it to, the list is loaded unsearched rather than not at all.
+    pub fn list_query(&self) -> ListQuery {
+        let base = ListQuery::new(self.filter).sorted(self.sort).limit(PAGE);
+        base.clone().search(&self.search).unwrap_or(base)
+    }
+
+    /// Recomputes `visible` from the loaded rows, then finds the selected id again (or
+    /// keeps the position when that row has left).
     pub fn refresh_visible(&mut self) {
-        let needle = self.search.to_lowercase();
-        let mut rows: Vec<usize> = (0..self.queue.items.len())
-            .filter(|&i| needle.is_empty() || matches_search(&self.queue.items[i], &needle))
-            .collect();
-        let items = &self.queue.items;
-        match self.sort {
-            Sort::Oldest => {}
-            Sort::Newest => rows.reverse(),
-            Sort::Project => rows.sort_by(|&a, &b| items[a].project_id.cmp(&items[b].project_id)),
-            Sort::Asker => rows.sort_by(|&a, &b| items[a].autor.cmp(&items[b].autor)),
-        }
-        self.visible = rows;
+        self.visible = (0..self.queue.items.len()).collect();
         let found = self.selected_id.as_ref().and_then(|id| {
             self.visible
                 .iter()
@@ -304,16 +299,6 @@ impl Model {
         };
         self.selected_id = self.current().map(|q| q.question_id.clone());
     }
-}
-
-fn matches_search(q: &QuestionItem, needle: &str) -> bool {
-    q.pergunta.to_lowercase().contains(needle)
-        || q.autor.to_lowercase().contains(needle)
-        || q.project_id.to_lowercase().contains(needle)
-        || q.session_id.to_lowercase().contains(needle)
-        || q.sugestao
-            .as_deref()
-            .is_some_and(|s| s.to_lowercase().contains(needle))
 }
 
 /// "just now", "5m ago": for sentences.

@@ -9,7 +9,7 @@ use super::app_io::load_pages;
 use super::auto::AutoAction;
 use super::drafts::Drafts;
 use super::effect::{Effect, Msg};
-use super::model::{Model, PAGE};
+use super::model::Model;
 use super::tty::Tty;
 use super::watch::Watcher;
 use crate::domain::OqError;
@@ -84,14 +84,14 @@ impl<S: Source + Clone + 'static> Runner<S> {
     fn run(&self, effect: Effect) {
         let (source, tx, project) = (self.source.clone(), self.tx.clone(), self.project.clone());
         match effect {
-            Effect::Load { id, filter, pages } => {
+            Effect::Load { id, query, pages } => {
                 let (auto_source, auto_tx) = (source.clone(), tx.clone());
                 tokio::spawn(async move {
                     let view = auto_source.auto_delegate().await.map_err(text);
                     let _ = auto_tx.send(Msg::AutoDelegate { id, view });
                 });
                 tokio::spawn(async move {
-                    let page = load_pages(&source, project.as_deref(), filter, pages).await;
+                    let page = load_pages(&source, project.as_deref(), query, pages).await;
                     let _ = tx.send(Msg::Loaded {
                         id,
                         append: false,
@@ -99,15 +99,9 @@ impl<S: Source + Clone + 'static> Runner<S> {
                     });
                 });
             }
-            Effect::LoadMore { id, filter, cursor } => {
+            Effect::LoadMore { id, query } => {
                 tokio::spawn(async move {
-                    let page = source
-                        .list(
-                            project.as_deref(),
-                            &ListQuery::new(filter).after(Some(&cursor)).limit(PAGE),
-                        )
-                        .await
-                        .map_err(text);
+                    let page = source.list(project.as_deref(), &query).await.map_err(text);
                     let _ = tx.send(Msg::Loaded {
                         id,
                         append: true,

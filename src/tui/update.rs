@@ -48,9 +48,15 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     model.queue.cursor = list.cursor;
                     model.queue.loaded_once = true;
                     model.refresh_visible();
+                    if model.queue.to_end {
+                        super::paging::continue_to_end(model, &mut fx);
+                    }
                     sync_form(model, &mut fx);
                 }
-                Err(e) => error(model, format!("could not load the questions: {e}")),
+                Err(e) => {
+                    model.queue.to_end = false;
+                    error(model, format!("could not load the questions: {e}"));
+                }
             }
         }
         Msg::Counts { id, open, waiting } => {
@@ -220,20 +226,25 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
 
 /// Fetch the list again (as many pages as are loaded) and the counts, with new ids.
 pub fn reload(model: &mut Model) -> Vec<Effect> {
-    model.queue.generation += 1;
-    model.queue.loading_more = false;
-    model.counts_generation += 1;
-    model.counts_in_flight = true;
     let pages = model
         .queue
         .items
         .len()
         .div_ceil(PAGE)
         .clamp(1, MAX_RELOAD_PAGES);
+    reload_pages(model, pages)
+}
+
+/// The list again from its start, `pages` pages of it, and the counts.
+pub(super) fn reload_pages(model: &mut Model, pages: usize) -> Vec<Effect> {
+    model.queue.generation += 1;
+    model.queue.loading_more = false;
+    model.counts_generation += 1;
+    model.counts_in_flight = true;
     vec![
         Effect::Load {
             id: model.queue.generation,
-            filter: model.filter,
+            query: model.list_query(),
             pages,
         },
         Effect::LoadCounts {

@@ -2,43 +2,18 @@
 //! handlers do; a test checks it names exactly the routes the router serves.
 
 mod delegate;
+mod list;
 mod parts;
 mod schemas;
 
 use crate::domain::CENTRAL_INSTRUCTION;
-use crate::domain::search::{SEARCH_MAX_CHARS, SEARCH_MAX_WORDS};
-use crate::engine::{PAGE_LIMIT, Sort};
 use serde_json::{Value, json};
 
 use delegate::delegate_ops;
 use parts::*;
 
 pub fn document() -> Value {
-    let sorts: Vec<&str> = Sort::ALL.iter().map(|s| s.as_str()).collect();
-    let list_params = json!([
-        param("projectId"),
-        { "name": "status", "in": "query", "schema": { "type": "string", "enum": ["open", "answered", "all"], "default": "open" } },
-        { "name": "q", "in": "query", "schema": { "type": "string", "maxLength": SEARCH_MAX_CHARS },
-          "description": format!("search: only questions with every word (at most {SEARCH_MAX_WORDS}, whitespace apart) in their text, suggestion or answer, as a substring, case aside; over every question of the filter (`invalid_search` when too long)") },
-        { "name": "sort", "in": "query", "schema": { "type": "string", "enum": sorts, "default": "oldest" },
-          "description": "the order over every question of the filter: oldest or newest first, or by project or asker (the declaring role) and then oldest first (`invalid_sort` for another)" },
-        { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": PAGE_LIMIT, "default": PAGE_LIMIT } },
-        { "name": "cursor", "in": "query", "schema": { "type": "string" }, "description": "the `cursor` of the previous page, with the same sort (`invalid_cursor` otherwise)" }
-    ]);
-    let mut list = op(
-        "List the project's questions (a page of the filter, `total` the filter's count), with canAnswer and reason for the caller",
-        "a member or an agent of the project",
-        &[],
-        with(
-            project_errors(&[(
-                "422",
-                "a bad status, limit, cursor, search or sort (`invalid_status`, `invalid_limit`, `invalid_cursor`, `invalid_search`, `invalid_sort`)",
-            )]),
-            "200",
-            ok("a page", schema("QuestionList")),
-        ),
-    );
-    list["parameters"] = list_params;
+    let list = list::list_op();
 
     let declare = with_body(
         op(

@@ -31,22 +31,12 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
     if area.width == 0 || area.height == 0 {
         return;
     }
-    let banner_rows = u16::from(area.height >= 8);
-    let hint_rows = u16::from(area.height >= 4);
-    let [top, banner_area, body, bottom] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Length(banner_rows),
-        Constraint::Min(0),
-        Constraint::Length(hint_rows),
-    ])
-    .areas(area);
+    let [top, banner_area, body, bottom] = rows(area);
     status::draw(frame, top, model, theme);
     banner::draw(frame, banner_area, model, theme);
     hints::draw(frame, bottom, model, theme);
     if area.width >= TWO_COLUMNS {
-        let left_width = (area.width * 2 / 5).max(30);
-        let [left, right] =
-            Layout::horizontal([Constraint::Length(left_width), Constraint::Min(0)]).areas(body);
+        let [left, right] = columns(body);
         queues::draw(frame, left, model, theme);
         detail(frame, right, model, theme);
     } else if matches!(model.focus, Focus::Queue | Focus::Waiting | Focus::Search) {
@@ -60,6 +50,38 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
     if let Some(m) = &model.modal {
         modal::draw(frame, area, m, theme);
     }
+}
+
+/// The status line, the banner, the body and the hint bar.
+fn rows(area: Rect) -> [Rect; 4] {
+    let banner_rows = u16::from(area.height >= 8);
+    let hint_rows = u16::from(area.height >= 4);
+    Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(banner_rows),
+        Constraint::Min(0),
+        Constraint::Length(hint_rows),
+    ])
+    .areas(area)
+}
+
+/// The queues on the left, the question on the right.
+fn columns(body: Rect) -> [Rect; 2] {
+    let left_width = (body.width * 2 / 5).max(30);
+    Layout::horizontal([Constraint::Length(left_width), Constraint::Min(0)]).areas(body)
+}
+
+/// How many question rows the queue pane shows on the last frame's screen
+/// (`model.screen`): PgDn/PgUp's step.
+pub fn queue_rows(model: &Model) -> usize {
+    let (width, height) = model.screen;
+    let [_, _, body, _] = rows(Rect::new(0, 0, width, height));
+    let pane = if width >= TWO_COLUMNS {
+        columns(body)[0]
+    } else {
+        body
+    };
+    queues::open_rows(pane, model)
 }
 
 /// The question in full above its form.

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::engine::StatusFilter;
-use crate::tui::model::{Focus, Model, Sort, age};
+use crate::tui::model::{Focus, Model, Sort, age, sort_label};
 use crate::tui::theme::Theme;
 use crate::wire::QuestionItem;
 
@@ -26,7 +26,8 @@ pub fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
         .title(Span::styled(format!(" {marker}{title} "), title_style))
 }
 
-pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
+/// The open questions' pane and the "Waiting for you" pane below it (empty when short).
+fn split(area: Rect, model: &Model) -> (Rect, Rect, u16) {
     let waiting_rows = if area.height >= 12 {
         model.waiting.len().clamp(1, 4) as u16 + 2
     } else {
@@ -34,6 +35,16 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
     };
     let [open, waiting] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(waiting_rows)]).areas(area);
+    (open, waiting, waiting_rows)
+}
+
+/// The question rows inside the open pane of `area` (its borders aside).
+pub fn open_rows(area: Rect, model: &Model) -> usize {
+    split(area, model).0.height.saturating_sub(2) as usize
+}
+
+pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
+    let (open, waiting, waiting_rows) = split(area, model);
     draw_open(frame, open, model, theme, waiting_rows == 0);
     if waiting_rows > 0 {
         draw_waiting(frame, waiting, model, theme);
@@ -62,16 +73,18 @@ fn draw_open(
         StatusFilter::Answered => "Answered questions",
         StatusFilter::All => "All questions",
     };
-    let mut title = format!("{noun} ({})", model.queue.total);
+    let loaded = model.queue.items.len() as u64;
+    let total = model.queue.total;
+    let mut title = if loaded < total {
+        format!("{noun} ({loaded} of {total} loaded)")
+    } else {
+        format!("{noun} ({total})")
+    };
     if model.sort != Sort::Oldest {
-        title.push_str(&format!(" · {}", model.sort.label()));
+        title.push_str(&format!(" · {}", sort_label(model.sort)));
     }
     if !model.search.is_empty() {
-        title.push_str(&format!(
-            " · /{} {} shown",
-            model.search,
-            model.visible.len()
-        ));
+        title.push_str(&format!(" · /{}", model.search));
     }
     let focused = matches!(model.focus, Focus::Queue | Focus::Search);
     let mut b = block(title, focused, theme);
