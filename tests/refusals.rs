@@ -441,6 +441,15 @@ fn refusals(door: &dyn Door) -> Vec<String> {
         "foreign cursor",
         &door.run("dev-a", &["list", "--cursor", "zz"]),
     );
+    let long_search = "w".repeat(201);
+    note(
+        "search too long",
+        &door.run("dev-a", &["list", "--search", &long_search]),
+    );
+    note(
+        "unknown sort",
+        &door.run("dev-a", &["list", "--sort", "random"]),
+    );
     note(
         "empty question",
         &door.run("po-bot", &["ask", " ", "--session", &sid]),
