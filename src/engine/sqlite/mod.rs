@@ -41,6 +41,7 @@ use crate::engine::store::{NewEvent, Store, StoreView};
 
 use append::append_events;
 pub use check::{Depth, Report};
+pub use checkpoint::EVERY_COMMITS as CHECKPOINT_EVERY_COMMITS;
 pub use fault::busy_timeout;
 use health::Health;
 pub use health::Standing;
