@@ -85,16 +85,21 @@ pub fn parse<T: DeserializeOwned>(tool: &str, args: Option<JsonObject>) -> Resul
     })
 }
 
+/// Told after each write (the server's change signal wakes its event streams at once).
+pub type Notify = Arc<dyn Fn() + Send + Sync>;
+
 /// The engine calls of one door; each runs on tokio's blocking pool (SQLite may wait on
 /// another process's lock, PostgreSQL on the network).
 pub struct Calls<S> {
     pub engine: Arc<Engine<S>>,
+    pub notify: Option<Notify>,
 }
 
 impl<S> Clone for Calls<S> {
     fn clone(&self) -> Self {
         Calls {
             engine: Arc::clone(&self.engine),
+            notify: self.notify.clone(),
         }
     }
 }
@@ -108,6 +113,18 @@ impl<S: Store + 'static> Calls<S> {
         tokio::task::spawn_blocking(move || f(&engine))
             .await
             .map_err(|e| OqError::Internal(format!("engine task failed: {e}")))?
+    }
+
+    /// [`Calls::blocking`] for a write: the change is told once it landed.
+    async fn writing<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Engine<S>) -> Result<T, OqError> + Send + 'static,
+    ) -> Result<T, OqError> {
+        let out = self.blocking(f).await?;
+        if let Some(notify) = &self.notify {
+            notify();
+        }
+        Ok(out)
     }
 
     pub async fn declare(&self, door: &Door, args: DeclareArgs) -> Result<Value, OqError> {
@@ -143,7 +160,7 @@ impl<S: Store + 'static> Calls<S> {
         };
         let door = door.clone();
         let q = self
-            .blocking(move |e| {
+            .writing(move |e| {
                 e.declare_from(
                     &door.actor,
                     &door.project,
@@ -216,7 +233,7 @@ impl<S: Store + 'static> Calls<S> {
         self.mine(door, &args.question_id).await?;
         let door = door.clone();
         let q = self
-            .blocking(move |e| {
+            .writing(move |e| {
                 e.withdraw(&door.actor, &door.project, &args.question_id, &args.reason)
             })
             .await?;

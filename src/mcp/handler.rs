@@ -42,10 +42,19 @@ impl<S> Clone for OqMcp<S> {
 impl<S: Store + 'static> OqMcp<S> {
     pub fn new(engine: std::sync::Arc<Engine<S>>, door: Option<Door>, wake: Wake) -> Self {
         OqMcp {
-            calls: Calls { engine },
+            calls: Calls {
+                engine,
+                notify: None,
+            },
             door,
             wake,
         }
+    }
+
+    /// Tells `notify` after each write (the server wakes its event streams with it).
+    pub fn with_notify(mut self, notify: super::calls::Notify) -> Self {
+        self.calls.notify = Some(notify);
+        self
     }
 
     fn door(&self, context: &RequestContext<RoleServer>) -> Result<Door, OqError> {

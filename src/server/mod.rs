@@ -8,6 +8,7 @@
 //! - [`openapi`]: the document served at `GET /openapi.json`.
 //! - [`listen`]: the accept loop, each connection under `[limits]`' clocks and cap.
 //! - [`throttle`]: failed authentications per address, event streams per token.
+//! - [`mcp`]: the MCP tools over Streamable HTTP at `/mcp`, for agent tokens.
 //!
 //! The engine is synchronous (SQLite): handlers run it on the blocking pool. Every
 //! successful write bumps one `watch` channel; a poller bumps it too when another process
@@ -20,6 +21,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod listen;
+pub mod mcp;
 pub mod openapi;
 pub mod routes;
 pub mod throttle;
@@ -79,6 +81,10 @@ struct Shared {
     auth_failures: throttle::AuthFailures,
     streams: throttle::StreamSlots,
     audit: Arc<audit::AuditLog>,
+    /// Which token opened each MCP session (`/mcp`).
+    mcp_owners: mcp::Owners,
+    /// Cancelled when the server stops: MCP streams end with it.
+    mcp_stop: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
@@ -122,6 +128,10 @@ impl AppState {
         &self.0.audit
     }
 
+    pub fn mcp_owners(&self) -> &mcp::Owners {
+        &self.0.mcp_owners
+    }
+
     /// Runs a read on the blocking pool.
     pub async fn read<T, F>(&self, f: F) -> ApiResult<T>
     where
@@ -159,6 +169,7 @@ pub fn router(state: AppState) -> Router {
         router = router.route(route.path, route.handler);
     }
     router
+        .merge(mcp::routes(&state, state.0.mcp_stop.clone()))
         .fallback(routes::meta::no_route)
         .method_not_allowed_fallback(routes::meta::method_not_allowed)
         .layer(DefaultBodyLimit::max(extract::BODY_LIMIT))
@@ -174,6 +185,7 @@ pub fn served_routes() -> Vec<(&'static str, &'static str)> {
     routes::table()
         .into_iter()
         .map(|r| (r.method, r.path))
+        .chain(mcp::METHODS.map(|m| (m, mcp::PATH)))
         .collect()
 }
 
@@ -217,6 +229,8 @@ pub async fn run_observed(
             eprintln!("oq serve: WARNING: no audit log ({e}); going on without one");
             audit::AuditLog::default()
         })),
+        mcp_owners: mcp::Owners::default(),
+        mcp_stop: tokio_util::sync::CancellationToken::new(),
     }));
     // On PostgreSQL every server hears every other's commits within milliseconds; the
     // poller stays as the backstop (and SQLite's only source for other processes).
@@ -254,11 +268,13 @@ pub async fn run_observed(
     if let Some(tls) = &tls {
         tokio::spawn(listen::tls::reload_on_hangup(tls.clone(), state.stopping()));
     }
+    let mcp_stop = state.0.mcp_stop.clone();
     let app = router(state);
     let stop = stop_tx.clone();
     tokio::spawn(async move {
         shutdown.await;
         let _ = stop.send(true);
+        mcp_stop.cancel();
     });
     listen::accept_loop(
         listener,

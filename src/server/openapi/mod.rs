@@ -3,6 +3,7 @@
 
 mod delegate;
 mod list;
+mod mcp;
 mod parts;
 mod schemas;
 
@@ -410,6 +411,7 @@ pub fn document() -> Value {
             "/api/question-auto-delegate/requests/{requestId}/delegate": { "post": delegate.delegate },
             "/api/question-auto-delegate/settings": { "put": delegate.settings },
             "/api/question-auto-delegate/sessions/{sessionId}/blocking": { "get": delegate_blocking },
+            "/mcp": mcp::path_item(),
         },
         "components": {
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },

@@ -1,0 +1,201 @@
+//! `/mcp` on a real `oq serve` (the built binary), driven by the official Python MCP
+//! client over Streamable HTTP with an agent's bearer token: the same tools, scoped to
+//! the token's project and a session a person started; and its refusals, by status and
+//! code, before rmcp sees a request.
+#![allow(clippy::unwrap_used)]
+
+mod common_mcp;
+mod serve_process;
+
+use common_mcp::{OQ, code, python, run_plan};
+use serde_json::{Value, json};
+use serve_process::Serve;
+
+/// `oq ARGS… --json` as dev-a on the server (its own client data dir).
+fn remote(s: &Serve, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let out = s.run(&s.dir.path().join("client"), &all);
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// The same as a command line the Python client runs mid-plan.
+fn remote_cmd(s: &Serve, args: &[&str]) -> Value {
+    let mut cmd = vec![
+        OQ.to_string(),
+        "--data-dir".into(),
+        s.dir.path().join("client").display().to_string(),
+        "--source".into(),
+        s.base.clone(),
+        "--token".into(),
+        s.token.clone(),
+        "-p".into(),
+        "loja".into(),
+    ];
+    cmd.extend(args.iter().map(|a| a.to_string()));
+    json!(cmd)
+}
+
+/// A second agent of `loja` (role `arquiteto`), with its token.
+fn second_agent(s: &Serve) -> String {
+    let token = oq::engine::ids::token();
+    let path = s.config_path();
+    let cfg = std::fs::read_to_string(&path).unwrap().replace(
+        "agents = [\"po-bot\"]",
+        "agents = [\"po-bot\", \"arq-bot\"]",
+    );
+    let user = format!(
+        "\n[[users]]\nid = \"arq-bot\"\nkind = \"agent\"\nrole = \"arquiteto\"\ntoken_sha256 = \"{}\"\n",
+        hex::encode(oq::server::config::token_hash(&token))
+    );
+    std::fs::write(&path, cfg + &user).unwrap();
+    token
+}
+
+fn started() -> (Serve, String, String) {
+    let mut s = Serve::new();
+    let other = second_agent(&s);
+    s.start();
+    let session = remote(&s, &["session", "start", "--id", "loja.checkout"]);
+    let id = session["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{session}"));
+    let id = id.to_string();
+    (s, id, other)
+}
+
+#[test]
+fn an_agent_declares_over_http_mcp_and_the_author_answers_with_oq() {
+    let Some(py) = python() else { return };
+    let (s, session, _) = started();
+    let url = format!("{}/mcp?session={session}", s.base);
+    let obs = run_plan(
+        &py,
+        json!({"http": url, "token": s.agent_token}),
+        json!([
+            {"list_tools": true},
+            {"tool": "declare_open_question", "args": {"pergunta": "Card or invoice first?", "idempotencyKey": "k-1"}},
+            {"run": remote_cmd(&s, &["list", "--json"])},
+            {"tool": "wait_for_answer", "args": {"questionId": "$2.questionId", "timeoutSeconds": 60},
+             "cancel_after": 0.5},
+            {"tool": "get_question", "args": {"questionId": "$2.questionId"}},
+            {"tool": "wait_for_answer", "args": {"questionId": "$2.questionId", "timeoutSeconds": 30},
+             "progress": true,
+             "during": {"after": 0.5, "run": remote_cmd(&s, &["answer", "$2.questionId", "--text", "card"])}},
+            {"tool": "declare_open_question", "args": {"pergunta": "Card or invoice first?", "idempotencyKey": "k-1"}},
+            {"tool": "list_my_questions", "args": {"status": "all"}},
+            {"tool": "wait_for_answer", "args": {"questionId": "q-nope", "timeoutSeconds": 1}},
+            {"tool": "withdraw_question", "args": {"questionId": "$2.questionId", "reason": "late"}},
+        ]),
+    );
+    assert!(
+        obs[0]["structured"]["instructions"]
+            .as_str()
+            .unwrap()
+            .starts_with(oq::domain::CENTRAL_INSTRUCTION)
+    );
+    assert_eq!(obs[1]["structured"]["tools"].as_array().unwrap().len(), 5);
+    let declared = &obs[2]["structured"];
+    assert_eq!(declared["answeredBy"], "dev-a", "{:?}", obs[2]);
+    assert_eq!(declared["projectId"], "loja");
+    assert_eq!(declared["sessionId"], session.as_str());
+    // Another oq client sees it at once, from the token's agent.
+    let listed = &obs[3]["json"]["items"][0];
+    assert_eq!(listed["questionId"], declared["questionId"], "{:?}", obs[3]);
+    assert_eq!(listed["source"], "mcp");
+    assert_eq!(listed["autor"], "po");
+    // A cancelled wait leaves it open.
+    assert_eq!(obs[4]["cancelled"], true, "{:?}", obs[4]);
+    assert_eq!(obs[5]["structured"]["status"], "open");
+    let waited = &obs[6];
+    assert_eq!(waited["during"]["rc"], 0, "{:?}", waited["during"]);
+    assert_eq!(waited["structured"]["outcome"], "answered", "{waited:?}");
+    assert_eq!(waited["structured"]["resposta"], "card");
+    assert_eq!(waited["structured"]["respondidaPor"], "dev-a");
+    assert!(!waited["progress"].as_array().unwrap().is_empty());
+    assert_eq!(obs[7]["structured"]["questionId"], declared["questionId"]);
+    assert_eq!(obs[8]["structured"]["total"], 1);
+    assert_eq!(code(&obs[9]), Some("not_found"));
+    assert_eq!(code(&obs[10]), Some("question_closed"));
+}
+
+#[test]
+fn mcp_refuses_a_person_a_stranger_a_session_of_nobody_and_another_tokens_session() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (s, session, other) = started();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    // (status, code, the MCP session the server opened)
+    let post = |token: Option<&str>, query: &str, mcp_session: Option<&str>| {
+        let url = format!("{}/mcp{query}", s.base);
+        let (body, token) = (init.clone(), token.map(str::to_string));
+        let mcp_session = mcp_session.map(str::to_string);
+        runtime.block_on(async move {
+            let mut req = reqwest::Client::new()
+                .post(url)
+                .header("accept", "application/json, text/event-stream")
+                .json(&body);
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            if let Some(m) = mcp_session {
+                req = req.header("mcp-session-id", m);
+            }
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            let opened = r
+                .headers()
+                .get("mcp-session-id")
+                .map(|v| v.to_str().unwrap().to_string());
+            let body: Value = r.json().await.unwrap_or(Value::Null);
+            (
+                status,
+                body["code"].as_str().unwrap_or("").to_string(),
+                opened,
+            )
+        })
+    };
+    let ok = format!("?session={session}");
+    let refused = |t: Option<&str>, q: &str| {
+        let (status, code, _) = post(t, q, None);
+        (status, code)
+    };
+    assert_eq!(refused(None, &ok), (401, "unauthorized".into()));
+    assert_eq!(
+        refused(Some("not-a-token"), &ok),
+        (401, "unauthorized".into())
+    );
+    assert_eq!(
+        refused(Some(&s.token), &ok),
+        (403, "role_not_allowed".into())
+    );
+    let agent = Some(s.agent_token.as_str());
+    assert_eq!(refused(agent, ""), (422, "session_required".into()));
+    assert_eq!(
+        refused(agent, "?session=loja.nobody"),
+        (404, "not_found".into())
+    );
+    assert_eq!(
+        refused(agent, &format!("{ok}&project=other")),
+        (404, "not_found".into())
+    );
+    assert_eq!(refused(agent, "?colour=red"), (422, "invalid_query".into()));
+    // A session opened by the agent is not another token's to use.
+    let (status, _, opened) = post(agent, &ok, None);
+    assert_eq!(status, 200);
+    let opened = opened.expect("an MCP session id");
+    let (status, code, _) = post(Some("not-a-token"), &ok, Some(&opened));
+    assert_eq!((status, code.as_str()), (401, "unauthorized"));
+    let (status, code, _) = post(Some(&other), &ok, Some(&opened));
+    assert_eq!(
+        (status, code.as_str()),
+        (404, "not_found"),
+        "another agent's"
+    );
+    let (status, _, _) = post(agent, &ok, Some(&opened));
+    assert_ne!(status, 404, "its opener's own");
+}
