@@ -7,6 +7,7 @@
 
 mod common_claude;
 mod common_pty;
+mod serve_process;
 
 use common_claude::{Peer, until};
 use common_pty::Tui;
@@ -84,6 +85,62 @@ fn headless_claude_declares_over_mcp_and_its_wait_receives_the_answer() {
             .contains("PostgreSQL, for the team"),
         "{result}"
     );
+}
+
+#[test]
+fn headless_claude_declares_over_mcp_on_oq_serve_and_receives_the_answer() {
+    let Some(peer) = Peer::start() else { return };
+    let mut s = serve_process::Serve::new();
+    s.start();
+    let client = peer.state.path().join("client");
+    let started = s.run(
+        &client,
+        &["session", "start", "--id", "loja.checkout", "--json"],
+    );
+    assert!(started.status.success(), "{started:?}");
+    let config = json!({"mcpServers": {"oq": {"type": "http",
+        "url": format!("{}/mcp?session=loja.checkout", s.base),
+        "headers": {"Authorization": format!("Bearer {}", s.agent_token)}}}});
+    std::fs::write(peer.work().join("mcp.json"), config.to_string()).unwrap();
+    let id = oq::engine::ids::keyed_question_id("loja", serve_process::PO_BOT, "pay-1");
+    let prompt = format!(
+        "CALL: {}\nCALL: {}",
+        json!({"name": "mcp__oq__declare_open_question", "input": {
+            "pergunta": "Card or invoice first?", "idempotencyKey": "pay-1"}}),
+        json!({"name": "mcp__oq__wait_for_answer", "input": {"questionId": id, "timeoutSeconds": 120}}),
+    );
+    let (ok, stdout) = std::thread::scope(|scope| {
+        let run = scope.spawn(|| {
+            peer.headless(
+                &prompt,
+                &[
+                    "--mcp-config",
+                    "mcp.json",
+                    "--allowedTools",
+                    "mcp__oq__declare_open_question,mcp__oq__wait_for_answer",
+                    "--output-format",
+                    "json",
+                ],
+            )
+        });
+        let listed = until("the question on the server", || {
+            let out = s.run(&client, &["list", "--json"]);
+            let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+            v["items"].as_array()?.first().cloned()
+        });
+        assert_eq!(listed["questionId"], id.as_str());
+        assert_eq!(listed["sessionAuthor"], serve_process::DEV);
+        assert_eq!(listed["autor"], "po");
+        let out = s.run(&client, &["answer", &id, "--text", "card"]);
+        assert!(out.status.success(), "{out:?}");
+        run.join().unwrap()
+    });
+    assert!(ok, "claude -p failed: {stdout}");
+    let results = peer.tool_results();
+    let waited: Value = serde_json::from_str(results.last().unwrap()).unwrap();
+    assert_eq!(waited["outcome"], "answered", "{waited}");
+    assert_eq!(waited["resposta"], "card");
+    assert_eq!(waited["respondidaPor"], serve_process::DEV);
 }
 
 /// Claude Code in a pty with the hooks installed (waiting `wait` seconds), `ASK` typed.
