@@ -69,19 +69,46 @@ fn an_agent_declares_over_http_mcp_and_the_author_answers_with_oq() {
     let Some(py) = python() else { return };
     let (s, session, _) = started();
     let url = format!("{}/mcp?session={session}", s.base);
-    let obs = run_plan(
+    every_tool(
         &py,
+        &s,
+        &session,
         json!({"http": url, "token": s.agent_token}),
+    );
+}
+
+#[test]
+fn oq_mcp_with_a_server_source_relays_stdio_to_its_mcp() {
+    let Some(py) = python() else { return };
+    let (s, session, _) = started();
+    let dir = s.dir.path().join("agent");
+    let relay = json!({"stdio": [OQ, "--data-dir", dir, "--source", s.base, "--token", s.agent_token,
+        "mcp", "--session", session], "env": {"OQ_LOG": "info"}});
+    every_tool(&py, &s, &session, relay);
+    // Without a session it says what it needs, before any protocol.
+    let out = std::process::Command::new(OQ)
+        .args(["--data-dir", dir.to_str().unwrap(), "--source", &s.base])
+        .args(["--token", &s.agent_token, "mcp"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("session_required"));
+}
+
+/// Every tool through `server`, an agent of `loja` in `session`, the author answering.
+fn every_tool(py: &std::path::Path, s: &Serve, session: &str, server: Value) {
+    let obs = run_plan(
+        py,
+        server,
         json!([
             {"list_tools": true},
             {"tool": "declare_open_question", "args": {"pergunta": "Card or invoice first?", "idempotencyKey": "k-1"}},
-            {"run": remote_cmd(&s, &["list", "--json"])},
+            {"run": remote_cmd(s, &["list", "--json"])},
             {"tool": "wait_for_answer", "args": {"questionId": "$2.questionId", "timeoutSeconds": 60},
              "cancel_after": 0.5},
             {"tool": "get_question", "args": {"questionId": "$2.questionId"}},
             {"tool": "wait_for_answer", "args": {"questionId": "$2.questionId", "timeoutSeconds": 30},
              "progress": true,
-             "during": {"after": 0.5, "run": remote_cmd(&s, &["answer", "$2.questionId", "--text", "card"])}},
+             "during": {"after": 0.5, "run": remote_cmd(s, &["answer", "$2.questionId", "--text", "card"])}},
             {"tool": "declare_open_question", "args": {"pergunta": "Card or invoice first?", "idempotencyKey": "k-1"}},
             {"tool": "list_my_questions", "args": {"status": "all"}},
             {"tool": "wait_for_answer", "args": {"questionId": "q-nope", "timeoutSeconds": 1}},
@@ -98,7 +125,7 @@ fn an_agent_declares_over_http_mcp_and_the_author_answers_with_oq() {
     let declared = &obs[2]["structured"];
     assert_eq!(declared["answeredBy"], "dev-a", "{:?}", obs[2]);
     assert_eq!(declared["projectId"], "loja");
-    assert_eq!(declared["sessionId"], session.as_str());
+    assert_eq!(declared["sessionId"], session);
     // Another oq client sees it at once, from the token's agent.
     let listed = &obs[3]["json"]["items"][0];
     assert_eq!(listed["questionId"], declared["questionId"], "{:?}", obs[3]);

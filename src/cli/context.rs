@@ -26,27 +26,12 @@ pub struct Context {
 
 impl Context {
     pub fn open(global: GlobalArgs) -> Result<Self, OqError> {
-        let profile = match &global.profile {
-            Some(name) => {
-                let dir = profile::config_dir().ok_or_else(|| {
-                    OqError::invalid(
-                        ErrorCode::UnknownProfile,
-                        "no config dir to read profiles from",
-                    )
-                })?;
-                profile::load(&dir, name)?
-            }
-            None => profile::Profile::default(),
-        };
+        let profile = profile_of(&global)?;
         let project = global.project.clone().or(profile.project.clone());
         if let Some(p) = &project {
             check_id("--project", p)?;
         }
-        let source_name = global
-            .source
-            .clone()
-            .or(profile.source.clone())
-            .unwrap_or_else(|| "local".into());
+        let source_name = source_name(&global, &profile);
         let user = global.as_user.clone().unwrap_or_else(os_user);
         check_id("--as", &user)?;
         let source = if source_name == "local" {
@@ -156,6 +141,64 @@ impl Context {
             print!("{}", human());
         }
     }
+}
+
+/// The `--profile` named, or none.
+fn profile_of(global: &GlobalArgs) -> Result<profile::Profile, OqError> {
+    match &global.profile {
+        Some(name) => {
+            let dir = profile::config_dir().ok_or_else(|| {
+                OqError::invalid(
+                    ErrorCode::UnknownProfile,
+                    "no config dir to read profiles from",
+                )
+            })?;
+            profile::load(&dir, name)
+        }
+        None => Ok(profile::Profile::default()),
+    }
+}
+
+fn source_name(global: &GlobalArgs, profile: &profile::Profile) -> String {
+    global
+        .source
+        .clone()
+        .or(profile.source.clone())
+        .unwrap_or_else(|| "local".into())
+}
+
+/// An `oq serve` a door talks to itself (`oq mcp --source http://…` relays MCP to it).
+pub struct Remote {
+    pub base: String,
+    pub token: String,
+    pub project: Option<String>,
+    pub ca: Option<PathBuf>,
+}
+
+/// The server `--source`/`--profile` name, with its token; `None` for any other source.
+pub fn remote(global: &GlobalArgs) -> Result<Option<Remote>, OqError> {
+    let profile = profile_of(global)?;
+    let base = source_name(global, &profile);
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Ok(None);
+    }
+    let token = global
+        .token
+        .clone()
+        .or(profile.token.clone())
+        .unwrap_or_default();
+    if token.is_empty() {
+        return Err(OqError::Source {
+            code: ErrorCode::Unauthorized,
+            message: format!("{base} needs a token: --token, OQ_TOKEN, or a profile"),
+        });
+    }
+    Ok(Some(Remote {
+        base: base.trim_end_matches('/').to_string(),
+        token,
+        project: global.project.clone().or(profile.project.clone()),
+        ca: profile.ca.clone(),
+    }))
 }
 
 /// The acting agent for a door that agents use; an unknown role is refused by name.

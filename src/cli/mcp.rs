@@ -1,5 +1,5 @@
 //! `oq mcp`: an MCP server over stdio for one agent in one session — on the local engine
-//! by default. Standard output is the protocol's alone: refusals before it starts go
+//! by default; with `--source http://…`, relayed to that server's `/mcp` (`mcp_relay.rs`). Standard output is the protocol's alone: refusals before it starts go
 //! to standard error (and the exit code), logs to `<data dir>/logs/mcp.log`.
 
 use std::time::Duration;
@@ -42,6 +42,20 @@ pub fn run(global: GlobalArgs, args: McpArgs) -> i32 {
 }
 
 async fn serve(global: GlobalArgs, args: McpArgs) -> Result<(), OqError> {
+    // A server: the token is the agent, and the server checks everything.
+    if let Some(remote) = super::context::remote(&global)? {
+        let session = args.session.ok_or_else(|| {
+            OqError::invalid(
+                ErrorCode::SessionRequired,
+                "oq mcp --source http://… needs --session S: a session a person started there",
+            )
+        })?;
+        if let Ok(dir) = super::context::data_dir(&global) {
+            let _ = crate::logging::init(&dir, "mcp");
+        }
+        tracing::info!(base = %remote.base, %session, "oq mcp relaying to a server");
+        return super::mcp_relay::run(remote, &session).await;
+    }
     let role = args.agent.as_deref().ok_or_else(|| {
         OqError::invalid(
             ErrorCode::AgentRequired,

@@ -7,6 +7,7 @@ mod context;
 pub mod conventions;
 mod hook;
 mod mcp;
+mod mcp_relay;
 mod outbox;
 pub mod render;
 mod run;

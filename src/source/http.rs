@@ -76,26 +76,8 @@ impl HttpSource {
                 ),
             });
         }
-        // reqwest needs a TLS provider even for plain http: one process-wide, ring (no
-        // OpenSSL on the hosts users SSH into, no cmake to build). Already installed is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut builder = Client::builder().timeout(REQUEST_TIMEOUT);
-        if let Some(ca) = ca {
-            let bad = |e: String| {
-                OqError::invalid(
-                    ErrorCode::InvalidConfig,
-                    format!("ca {}: {e}", ca.display()),
-                )
-            };
-            let pem = std::fs::read(ca).map_err(|e| bad(e.to_string()))?;
-            let certs =
-                reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))?;
-            if certs.is_empty() {
-                return Err(bad("no certificate in it".into()));
-            }
-            builder = builder.tls_certs_only(certs);
-        }
-        let client = builder
+        let client = client_builder(ca)?
+            .timeout(REQUEST_TIMEOUT)
             .build()
             .map_err(|e| OqError::Internal(format!("http client: {e}")))?;
         Ok(HttpSource {
@@ -170,6 +152,31 @@ impl HttpSource {
             )),
         }
     }
+}
+
+/// A client for an `oq serve`: TLS by ring, an `https://` server checked against the CA
+/// certificate in the PEM file `ca` alone when given, else the system's roots. No
+/// timeout: each caller sets its own (`oq mcp --source` waits as long as a tool may).
+pub fn client_builder(ca: Option<&std::path::Path>) -> Result<reqwest::ClientBuilder, OqError> {
+    // reqwest needs a TLS provider even for plain http: one process-wide, ring (no
+    // OpenSSL on the hosts users SSH into, no cmake to build). Already installed is fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = Client::builder();
+    if let Some(ca) = ca {
+        let bad = |e: String| {
+            OqError::invalid(
+                ErrorCode::InvalidConfig,
+                format!("ca {}: {e}", ca.display()),
+            )
+        };
+        let pem = std::fs::read(ca).map_err(|e| bad(e.to_string()))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| bad(e.to_string()))?;
+        if certs.is_empty() {
+            return Err(bad("no certificate in it".into()));
+        }
+        builder = builder.tls_certs_only(certs);
+    }
+    Ok(builder)
 }
 
 impl Source for HttpSource {
