@@ -22,7 +22,6 @@ fn writes(fx: &[Effect]) -> Vec<&Effect> {
             matches!(
                 e,
                 Effect::Submit { .. }
-                    | Effect::SubmitChoices { .. }
                     | Effect::Readiness { .. }
                     | Effect::PauseAuto { .. }
                     | Effect::DelegateNow { .. }

@@ -194,3 +194,72 @@ fn monochrome_shows_selection_and_focus_without_colour() {
         );
     }
 }
+
+/// The outbox overlay with one entry in each state a person meets, the conflict's
+/// winning answer looked up beside the kept text.
+#[test]
+fn outbox_view() {
+    use oq::domain::AnswerInput;
+    use oq::source::outbox::{Entry, State};
+    let mut m = queue();
+    m.connection = Connection::Offline {
+        since: NOW - 120_000,
+    };
+    let entry = |n: i64, q: &str, body: AnswerInput, state, detail: Option<&str>| Entry {
+        key: format!("tui-{n}"),
+        source: "local".into(),
+        project: Some("loja".into()),
+        question_id: q.into(),
+        body,
+        created_at: NOW - 600_000 + n * 60_000,
+        state,
+        detail: detail.map(str::to_string),
+    };
+    let entries = vec![
+        entry(1, "q-9", AnswerInput::accept(), State::Delivered, None),
+        entry(
+            2,
+            "q-2",
+            AnswerInput::text("Monthly, with a yearly discount"),
+            State::Conflict,
+            Some("settled elsewhere meanwhile: the question was already answered"),
+        ),
+        entry(
+            3,
+            "q-8",
+            AnswerInput::text("Drop it"),
+            State::Refused,
+            Some("forbidden: only ana can answer"),
+        ),
+        entry(
+            4,
+            "q-1",
+            AnswerInput::text("Pix first."),
+            State::Pending,
+            None,
+        ),
+    ];
+    let pending: Vec<Entry> = entries
+        .iter()
+        .cloned()
+        .map(|mut e| {
+            if e.state != State::Delivered {
+                e.state = State::Pending;
+            }
+            e
+        })
+        .collect();
+    update(&mut m, Msg::Outbox { entries: pending });
+    update(&mut m, Msg::Outbox { entries });
+    let q2 = m
+        .queue
+        .items
+        .iter()
+        .find(|q| q.question_id == "q-2")
+        .cloned()
+        .unwrap();
+    looked_up(&mut m, answered(q2, "bia", false, "Yearly only", 3));
+    update(&mut m, ch('O'));
+    assert!(m.show_outbox);
+    snap("outbox_view", &m, &dark());
+}

@@ -132,14 +132,17 @@ fn accept_sends_the_suggestion_for_the_author() {
     assert_eq!(
         fx,
         vec![Effect::Submit {
-            id: m.queue.generation,
+            id: 1,
             key: "tui-1".into(),
             question_id: "q-1".into(),
             project: "loja".into(),
             input: AnswerInput::accept()
         }]
     );
-    assert_eq!(m.submitting.as_deref(), Some("q-1"));
+    assert_eq!(
+        m.in_flight.as_ref().map(|f| f.question_id.as_str()),
+        Some("q-1")
+    );
     assert!(
         update(&mut m, ch('a')).is_empty(),
         "no second send while one is in flight"
@@ -184,7 +187,7 @@ fn typing_a_never_accepts_and_each_change_saves_the_draft() {
     typed(&mut m, "qy1");
     assert_eq!(m.form.as_ref().unwrap().value(), "aqy1");
     assert_eq!(m.drafts.get("q-1").map(String::as_str), Some("aqy1"));
-    assert!(m.submitting.is_none());
+    assert!(m.in_flight.is_none());
 }
 
 #[test]
@@ -208,7 +211,7 @@ fn enter_sends_and_ctrl_j_or_alt_enter_adds_a_line() {
     assert_eq!(
         fx,
         vec![Effect::Submit {
-            id: m.queue.generation,
+            id: 1,
             key: "tui-1".into(),
             question_id: "q-1".into(),
             project: "loja".into(),
@@ -228,18 +231,9 @@ fn enter_on_an_empty_field_says_so() {
 #[test]
 fn an_answer_removes_the_draft_and_reloads() {
     let mut m = me();
-    update(&mut m, ch('i'));
-    typed(&mut m, "ok");
-    update(&mut m, key(KeyCode::Enter));
+    send_text(&mut m, "ok");
     let q = answered(sample("dev-a").remove(0), "dev-a", false, "ok", 0);
-    let fx = update(
-        &mut m,
-        Msg::Answered {
-            id: 0,
-            question_id: "q-1".into(),
-            result: Ok(Box::new(q)),
-        },
-    );
+    let fx = update(&mut m, recorded(1, q));
     let g = m.queue.generation;
     assert_eq!(
         fx,
@@ -259,19 +253,33 @@ fn an_answer_removes_the_draft_and_reloads() {
     );
     assert!(m.drafts.is_empty());
     assert_eq!(m.focus, Focus::Queue);
-    assert!(m.submitting.is_none());
+    assert!(m.in_flight.is_none());
+}
+
+/// The reply of submission `id`: `q` recorded.
+fn recorded(id: u64, q: oq::wire::QuestionItem) -> Msg {
+    Msg::Answered {
+        id,
+        question_id: q.question_id.clone(),
+        result: Ok(Box::new(q)),
+    }
+}
+
+/// Opens the field on the selected question, types `text` and sends it.
+fn send_text(m: &mut Model, text: &str) {
+    update(m, ch('i'));
+    typed(m, text);
+    update(m, key(KeyCode::Enter));
 }
 
 #[test]
 fn a_refused_answer_keeps_the_draft() {
     let mut m = me();
-    update(&mut m, ch('i'));
-    typed(&mut m, "ok");
-    update(&mut m, key(KeyCode::Enter));
+    send_text(&mut m, "ok");
     let fx = update(
         &mut m,
         Msg::Answered {
-            id: 0,
+            id: 1,
             question_id: "q-1".into(),
             result: Err("pergunta_ja_respondida".into()),
         },
@@ -279,6 +287,99 @@ fn a_refused_answer_keeps_the_draft() {
     assert!(fx.is_empty());
     assert_eq!(m.drafts.get("q-1").map(String::as_str), Some("ok"));
     assert_eq!(notice(&m), "pergunta_ja_respondida");
+}
+
+#[test]
+fn a_stale_reply_changes_nothing_and_the_current_one_settles_the_claim() {
+    let mut m = me();
+    send_text(&mut m, "ok");
+    let q = answered(sample("dev-a").remove(0), "dev-a", false, "ok", 0);
+    // A reply under another id (an earlier submission, handed to the outbox since).
+    let fx = update(&mut m, recorded(7, q.clone()));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(m.in_flight.is_some());
+    assert_eq!(m.drafts.get("q-1").map(String::as_str), Some("ok"));
+    let fx = update(
+        &mut m,
+        Msg::Queued {
+            id: 7,
+            question_id: "q-1".into(),
+        },
+    );
+    assert!(fx.is_empty() && m.in_flight.is_some());
+    update(&mut m, recorded(1, q));
+    assert!(m.in_flight.is_none());
+    assert!(m.drafts.is_empty());
+}
+
+#[test]
+fn a_queued_answer_keeps_its_draft_until_the_outbox_reports_it_delivered() {
+    use oq::source::outbox::{Entry, State};
+    let mut m = me();
+    send_text(&mut m, "offline words");
+    let fx = update(
+        &mut m,
+        Msg::Queued {
+            id: 1,
+            question_id: "q-1".into(),
+        },
+    );
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(notice(&m).contains("offline — your answer to q-1 is queued"));
+    assert_eq!(m.focus, Focus::Queue);
+    assert_eq!(
+        m.drafts.get("q-1").map(String::as_str),
+        Some("offline words")
+    );
+    let entry = |state| Entry {
+        key: "tui-1".into(),
+        source: "local".into(),
+        project: Some("loja".into()),
+        question_id: "q-1".into(),
+        body: AnswerInput::text("offline words"),
+        created_at: NOW,
+        state,
+        detail: None,
+    };
+    update(
+        &mut m,
+        Msg::Outbox {
+            entries: vec![entry(State::Pending)],
+        },
+    );
+    // A second answer while one is queued is refused in words; nothing is sent.
+    for k in [ch('i'), ch('a')] {
+        assert!(update(&mut m, k).is_empty());
+        assert!(notice(&m).contains("already queued"), "{}", notice(&m));
+    }
+    let fx = update(
+        &mut m,
+        Msg::Outbox {
+            entries: vec![entry(State::Delivered)],
+        },
+    );
+    assert_eq!(
+        fx[0],
+        Effect::RemoveDraft {
+            question_id: "q-1".into()
+        }
+    );
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::Load { .. })),
+        "{fx:?}"
+    );
+    assert!(m.drafts.is_empty());
+    assert_eq!(notice(&m), "1 queued answer delivered");
+    // The same snapshot again is no news.
+    assert!(
+        update(
+            &mut m,
+            Msg::Outbox {
+                entries: vec![entry(State::Delivered)]
+            }
+        )
+        .is_empty()
+    );
 }
 
 #[test]
@@ -576,23 +677,34 @@ fn options_multi_select_review_and_send() {
     let fx = update(&mut m, key(KeyCode::Enter));
     assert_eq!(
         fx,
-        vec![Effect::SubmitChoices {
+        vec![Effect::Submit {
+            id: 1,
+            key: "tui-1".into(),
             question_id: "q-0".into(),
             project: "loja".into(),
-            answers: vec![
-                vec!["linux".into(), "windows".into(), "bsd".into()],
-                vec!["beta".into()]
-            ],
+            input: AnswerInput {
+                answers: Some(vec![
+                    vec!["linux".into(), "windows".into(), "bsd".into()],
+                    vec!["beta".into()]
+                ]),
+                ..AnswerInput::default()
+            },
         }]
+    );
+    assert!(
+        update(&mut m, key(KeyCode::Enter)).is_empty(),
+        "no second send while one is in flight"
     );
     update(
         &mut m,
-        Msg::ChoicesSent {
+        Msg::Answered {
+            id: 1,
             question_id: "q-0".into(),
             result: Err("not supported by this source yet".into()),
         },
     );
     assert!(notice(&m).contains("not supported"));
+    assert!(m.choices.is_some(), "a refusal keeps the form");
 }
 
 #[test]

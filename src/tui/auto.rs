@@ -16,7 +16,8 @@
 use super::effect::{Effect, Msg};
 use super::keymap::Action;
 use super::model::Model;
-use super::update::{error, info, reload};
+use super::notice::{error, info};
+use super::update::reload;
 use crate::wire::{AutoCommand, AutoDelegate, AutoRequest, AutoState, QuestionItem};
 
 /// Pause or delegate, for messages and replies.
@@ -197,7 +198,12 @@ pub(super) fn key(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             .unwrap_or_else(|| "you cannot answer this question".into());
         return error(model, why);
     }
-    if model.auto.pending.is_some() || model.submitting.as_deref() == Some(question_id.as_str()) {
+    if model.auto.pending.is_some()
+        || model
+            .in_flight
+            .as_ref()
+            .is_some_and(|f| f.question_id == question_id)
+    {
         return error(model, "a pause, delegate or answer is being sent".into());
     }
     let allowed = match which {

@@ -8,9 +8,9 @@
 //! | held | kept in | released by |
 //! |---|---|---|
 //! | the revision watcher (a poll in flight, its backstop timer) | `Model::attached`; the driver's poll task | [`Effect::StopWatcher`]: the driver aborts the poll and drops its late reply |
-//! | an answer submission in flight, and its claim | `Model::in_flight`, `Model::submitting` | [`Effect::Reconcile`]: the answer goes to the outbox under its own key (sent again on the next attach, applied once); the claim is lifted |
+//! | an answer submission in flight, and its claim | `Model::in_flight` | [`Effect::Reconcile`]: the answer goes to the outbox under its own key (sent again on the next attach, applied once); the claim is lifted |
 //! | the answer form and its draft | `Model::form`, `Model::drafts` | [`Effect::SaveDraft`] when the text is not on disk yet (never dropped); the form is reset and rebuilt from the draft by the next list |
-//! | progress indicators | `submitting`, `queue.loading_more`, a "sending…" notice | cleared |
+//! | progress indicators | `queue.loading_more`, a "sending…" notice | cleared |
 //! | a pending notification | `Model::counts_in_flight`: a counts reply that may ring the bell | `counts_generation` moves on, so that reply is dropped |
 //! | the terminal's modes | the driver's `TerminalGuard` | [`Effect::Quit`]: the driver drops the guard (teardown only) |
 //!
@@ -19,7 +19,8 @@
 
 use super::effect::Effect;
 use super::model::{Focus, Model};
-use super::update::{draft_changed, error};
+use super::notice::error;
+use super::update::draft_changed;
 
 /// Why the session's connection ended. Every terminal path is one of these.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +98,9 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
         fx.push(Effect::StopWatcher);
     }
     // The submission in flight and its claim: its fate is unknown, so the outbox owns it.
+    let mut had_progress = model.queue.loading_more;
     if let Some(f) = model.in_flight.take() {
+        had_progress = true;
         fx.push(Effect::Reconcile {
             key: f.key,
             question_id: f.question_id,
@@ -105,7 +108,6 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
             input: f.input,
         });
     }
-    let had_progress = model.submitting.take().is_some() || model.queue.loading_more;
     model.queue.loading_more = false;
     // The draft: on disk before anything else happens to the form.
     draft_changed(model, &mut fx);

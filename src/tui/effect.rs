@@ -10,6 +10,7 @@ use super::auto::AutoAction;
 use crate::domain::AnswerInput;
 use crate::domain::readiness::ReadinessGate;
 use crate::engine::ListQuery;
+use crate::source::outbox::Entry;
 use crate::wire::{AutoCommand, AutoDelegate, QuestionItem, QuestionList, Readiness, WaitingItem};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +32,9 @@ pub enum Effect {
     LoadCounts {
         id: u64,
     },
-    /// Send an answer under its idempotency key (`Source::answer_once`).
+    /// Send an answer, typed text or chosen options, under its idempotency key
+    /// (`Source::answer_once`); replied to with [`Msg::Answered`] or [`Msg::Queued`]
+    /// under `id`, then [`Msg::Outbox`].
     Submit {
         id: u64,
         key: String,
@@ -50,15 +53,10 @@ pub enum Effect {
         project: String,
         input: AnswerInput,
     },
-    /// Deliver the outbox's pending answers for this source, and count them.
+    /// Deliver the outbox's pending answers for this source, then [`Msg::Outbox`].
     FlushOutbox,
-    /// Answers to a question with options: one list of labels or typed text per prompt.
-    /// Answer a question with options: one array of chosen labels or typed text per part.
-    SubmitChoices {
-        question_id: String,
-        project: String,
-        answers: Vec<Vec<String>>,
-    },
+    /// Read this source's outbox entries ([`Msg::Outbox`]).
+    ReadOutbox,
     /// Fetch one question (`Source::question`) to say who settled it.
     LookUp {
         question_id: String,
@@ -122,10 +120,6 @@ pub enum Msg {
         question_id: String,
         result: Result<Box<QuestionItem>, String>,
     },
-    ChoicesSent {
-        question_id: String,
-        result: Result<(), String>,
-    },
     /// The reply to [`Effect::LookUp`].
     LookedUp {
         question_id: String,
@@ -161,15 +155,14 @@ pub enum Msg {
     /// A connection or the session ends without a clean reply: every terminal path is one
     /// of these reasons, and all of them go through `cleanup::abort_open_work`.
     End(super::cleanup::ExitReason),
-    /// The source could not be reached: the answer is in the outbox.
+    /// The source could not be reached: the answer of submission `id` is in the outbox.
     Queued {
+        id: u64,
         question_id: String,
     },
-    /// The outbox after a delivery or a count: what is still pending for this source,
-    /// and the questions found answered elsewhere meanwhile (their text kept).
+    /// This source's outbox entries as on disk, oldest first (after a read, a delivery,
+    /// a submission or a hand-over).
     Outbox {
-        pending: usize,
-        delivered: usize,
-        conflicts: Vec<String>,
+        entries: Vec<Entry>,
     },
 }

@@ -9,8 +9,10 @@ use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::Effect;
 use super::keymap::Action;
 use super::modal::Modal;
-use super::model::{Focus, InFlight, Model};
-use super::update::{draft_changed, error, info, reload, sync_form};
+use super::model::{Focus, Model};
+use super::notice::{error, info};
+use super::submit::submit;
+use super::update::{draft_changed, reload, sync_form};
 use crate::domain::AnswerInput;
 use crate::domain::readiness::ReadinessGate;
 use crate::engine::StatusFilter;
@@ -22,13 +24,15 @@ pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         }
         return;
     }
-    if model.help {
+    // An overlay (help, the outbox): any key closes it, Ctrl-C still quits.
+    if model.help || model.show_outbox {
         if model.keymap.normal(k) == Some(Action::Quit)
             && k.modifiers.contains(KeyModifiers::CONTROL)
         {
             fx.extend(quit(model));
         }
         model.help = false;
+        model.show_outbox = false;
         return;
     }
     match model.focus {
@@ -131,22 +135,16 @@ fn choices_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         Outcome::Nothing => {}
         Outcome::Leave => model.focus = Focus::Queue,
         Outcome::Invalid(e) => error(model, e),
-        Outcome::Submit(answers) => {
-            let question_id = form.question_id.clone();
-            let project = model
-                .queue
-                .items
-                .iter()
-                .find(|q| q.question_id == question_id)
-                .map(|q| q.project_id.clone())
-                .unwrap_or_default();
-            info(model, "sending the answers…".into());
-            fx.push(Effect::SubmitChoices {
-                question_id,
-                project,
-                answers,
-            });
-        }
+        Outcome::Submit(answers) => match refusal(model) {
+            Some(why) => refuse(model, why),
+            None => {
+                let input = AnswerInput {
+                    answers: Some(answers),
+                    ..AnswerInput::default()
+                };
+                submit(model, input, fx);
+            }
+        },
     }
 }
 
@@ -165,10 +163,10 @@ fn refusal(model: &Model) -> Option<String> {
                 .unwrap_or_else(|| "you cannot answer this question".into()),
         );
     }
-    if model.submitting.is_some() {
+    if model.in_flight.is_some() {
         return Some("an answer is being sent".into());
     }
-    None
+    super::outbox::already_queued(model, &q.question_id)
 }
 
 /// An answering key was refused. On a question this person cannot answer the refusal is
@@ -200,28 +198,6 @@ fn submit_text(model: &mut Model, fx: &mut Vec<Effect>) {
         return error(model, "type an answer first (Esc leaves the field)".into());
     }
     submit(model, AnswerInput::text(text.trim_end()), fx);
-}
-
-fn submit(model: &mut Model, input: AnswerInput, fx: &mut Vec<Effect>) {
-    let Some(q) = model.current() else { return };
-    let (question_id, project) = (q.question_id.clone(), q.project_id.clone());
-    model.submitting = Some(question_id.clone());
-    model.submit_seq += 1;
-    let key = format!("{}-{}", model.client_nonce, model.submit_seq);
-    model.in_flight = Some(InFlight {
-        key: key.clone(),
-        question_id: question_id.clone(),
-        project: project.clone(),
-        input: input.clone(),
-    });
-    info(model, "sending…".into());
-    fx.push(Effect::Submit {
-        id: model.queue.generation,
-        key,
-        question_id,
-        project,
-        input,
-    });
 }
 
 fn open_editor(model: &mut Model, fx: &mut Vec<Effect>) {
@@ -372,6 +348,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         Action::ArchitectureReady => readiness(model, ReadinessGate::ArchitectureReady, fx),
         Action::PauseAuto | Action::DelegateNow => super::auto::key(model, action, fx),
         Action::Help => model.help = true,
+        Action::Outbox => model.show_outbox = true,
         Action::Back => {
             if model.notice.take().is_none() && !model.search.is_empty() {
                 model.search.clear();

@@ -15,6 +15,7 @@ use super::choices::ChoiceForm;
 use super::keymap::Keymap;
 use super::modal::Modal;
 use crate::engine::{ListQuery, StatusFilter};
+use crate::source::outbox::Entry;
 use crate::wire::{QuestionItem, WaitingItem};
 
 /// Rows fetched per page: the API's ceiling.
@@ -126,9 +127,12 @@ impl AnswerForm {
     }
 }
 
-/// An answer sent and not yet replied to.
+/// The one answer sent and not yet replied to, text or options alike (`submit.rs`):
+/// while it is out no second answer is sent, and its reply must carry `id`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InFlight {
+    /// The submission's id ([`Model::submit_seq`] then): a reply with another is stale.
+    pub id: u64,
     pub key: String,
     pub question_id: String,
     pub project: String,
@@ -184,10 +188,9 @@ pub struct Model {
     pub choices: Option<ChoiceForm>,
     /// Every draft by question id, as on disk.
     pub drafts: HashMap<String, String>,
-    /// The question whose answer is in flight (the claim: no second send meanwhile).
-    pub submitting: Option<String>,
-    /// That answer in full, with its idempotency key: handed to the outbox if the
-    /// connection ends before its reply (see `cleanup.rs`).
+    /// The answer in flight, with its idempotency key (the claim: no second send
+    /// meanwhile); handed to the outbox if the connection ends before its reply (see
+    /// `cleanup.rs`).
     pub in_flight: Option<InFlight>,
     /// This run's random prefix for idempotency keys (set by the driver).
     pub client_nonce: String,
@@ -198,14 +201,19 @@ pub struct Model {
     pub counts_in_flight: bool,
     pub connection: Connection,
     pub revision: Option<i64>,
-    /// Answers waiting in the outbox for this source (the driver counts them on disk).
-    pub outbox: usize,
+    /// This source's outbox entries, oldest first, as last read from disk (`outbox.rs`).
+    pub outbox: Vec<Entry>,
     pub notice: Option<Notice>,
     /// A modal notice over the screen; while up it takes every key (`modal.rs`).
     pub modal: Option<Modal>,
     /// The auto-delegate of bridged questions (`auto.rs`).
     pub auto: AutoView,
     pub help: bool,
+    /// For questions our outbox found settled elsewhere: who settled them and how, in
+    /// words (`modal::settled`), shown beside the kept text.
+    pub settled_elsewhere: HashMap<String, String>,
+    /// The outbox overlay (`view/outbox.rs`): any key closes it.
+    pub show_outbox: bool,
     pub keymap: Keymap,
     pub behaviour: Behaviour,
     pub quit: bool,
@@ -244,7 +252,6 @@ impl Model {
             form: None,
             choices: None,
             drafts: HashMap::new(),
-            submitting: None,
             in_flight: None,
             client_nonce: "tui".into(),
             submit_seq: 0,
@@ -252,11 +259,13 @@ impl Model {
             counts_in_flight: false,
             connection: Connection::Connecting,
             revision: None,
-            outbox: 0,
+            outbox: Vec::new(),
             notice: None,
             modal: None,
             auto: AutoView::default(),
             help: false,
+            show_outbox: false,
+            settled_elsewhere: HashMap::new(),
             keymap,
             behaviour: Behaviour::default(),
             quit: false,

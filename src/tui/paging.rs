@@ -9,7 +9,8 @@
 
 use super::effect::Effect;
 use super::model::{Model, PAGE};
-use super::update::{info, reload_pages, sync_form};
+use super::notice::info;
+use super::update::{reload_pages, sync_form};
 
 /// Asks for the next page once the selection is within half a page of the loaded end.
 pub(super) fn maybe_load_more(model: &mut Model, fx: &mut Vec<Effect>) {

@@ -52,13 +52,8 @@ impl<S: Source + Clone + 'static> Runner<S> {
         }
     }
 
-    fn send_outbox_count(&self, delivered: usize, conflicts: Vec<String>) {
-        let pending = self.outbox.count_pending(Some(&self.name)).unwrap_or(0);
-        let _ = self.tx.send(Msg::Outbox {
-            pending,
-            delivered,
-            conflicts,
-        });
+    fn send_outbox(&self) {
+        send_outbox(&self.outbox, &self.name, &self.tx);
     }
 
     /// Runs `fx` in order; the terminal's effects (the editor, the bell, notifications)
@@ -130,12 +125,13 @@ impl<S: Source + Clone + 'static> Runner<S> {
                 project,
                 input,
             } => {
+                let (outbox, name) = (self.outbox.clone(), self.name.clone());
                 tokio::spawn(async move {
                     let sent = source
                         .answer_once(Some(&project), &question_id, &input, &key)
                         .await;
                     let msg = match sent {
-                        Err(OqError::Queued { .. }) => Msg::Queued { question_id },
+                        Err(OqError::Queued { .. }) => Msg::Queued { id, question_id },
                         other => Msg::Answered {
                             id,
                             question_id,
@@ -143,6 +139,7 @@ impl<S: Source + Clone + 'static> Runner<S> {
                         },
                     };
                     let _ = tx.send(msg);
+                    send_outbox(&outbox, &name, &tx);
                 });
             }
             Effect::StopWatcher => self.watcher.stop(),
@@ -156,51 +153,15 @@ impl<S: Source + Clone + 'static> Runner<S> {
                 let _ = self
                     .outbox
                     .enqueue(&key, &self.name, Some(&project), &question_id, &input);
-                self.send_outbox_count(0, Vec::new());
+                self.send_outbox();
             }
+            Effect::ReadOutbox => self.send_outbox(),
             Effect::FlushOutbox => {
                 let (outbox, name) = (self.outbox.clone(), self.name.clone());
                 tokio::spawn(async move {
-                    let report = outbox.deliver_all(&source, &name).await;
-                    let (delivered, conflicts) = match report {
-                        Ok(r) => {
-                            let qs = r
-                                .conflicts
-                                .iter()
-                                .filter_map(|k| outbox.get(k).ok().flatten())
-                                .map(|e| e.question_id)
-                                .collect();
-                            (r.delivered.len(), qs)
-                        }
-                        Err(_) => (0, Vec::new()),
-                    };
-                    let pending = outbox.count_pending(Some(&name)).unwrap_or(0);
-                    let _ = tx.send(Msg::Outbox {
-                        pending,
-                        delivered,
-                        conflicts,
-                    });
-                });
-            }
-            Effect::SubmitChoices {
-                question_id,
-                project,
-                answers,
-            } => {
-                tokio::spawn(async move {
-                    let input = crate::domain::AnswerInput {
-                        answers: Some(answers),
-                        ..crate::domain::AnswerInput::default()
-                    };
-                    let result = source
-                        .answer(Some(&project), &question_id, &input)
-                        .await
-                        .map(drop)
-                        .map_err(text);
-                    let _ = tx.send(Msg::ChoicesSent {
-                        question_id,
-                        result,
-                    });
+                    // What it settled is read back from disk: the snapshot says it all.
+                    let _ = outbox.deliver_all(&source, &name).await;
+                    send_outbox(&outbox, &name, &tx);
                 });
             }
             Effect::PauseAuto { question_id } => {
@@ -256,6 +217,14 @@ impl<S: Source + Clone + 'static> Runner<S> {
             Effect::Bell | Effect::Notify { .. } | Effect::OpenEditor { .. } => {}
             Effect::Quit => {}
         }
+    }
+}
+
+/// This source's outbox entries, oldest first, to `update`.
+fn send_outbox(outbox: &Outbox, name: &str, tx: &UnboundedSender<Msg>) {
+    if let Ok(all) = outbox.list() {
+        let entries = all.into_iter().filter(|e| e.source == name).collect();
+        let _ = tx.send(Msg::Outbox { entries });
     }
 }
 

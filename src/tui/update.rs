@@ -9,14 +9,17 @@ use crossterm::event::KeyEventKind;
 
 use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::{Effect, Msg};
-use super::model::{AnswerForm, Connection, Focus, Model, Notice, NoticeKind, PAGE};
+use super::model::{AnswerForm, Connection, Focus, Model, PAGE};
+use super::notice::{error, info};
 
 /// How many pages a reload fetches at most: the rows the user has scrolled through.
 const MAX_RELOAD_PAGES: usize = 20;
 
-/// The effects of starting up: the first page and the counts.
+/// The effects of starting up: the first page, the counts, the outbox.
 pub fn init(model: &mut Model) -> Vec<Effect> {
-    reload(model)
+    let mut fx = reload(model);
+    fx.push(Effect::ReadOutbox);
+    fx
 }
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
@@ -88,59 +91,19 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             }
         }
         Msg::Answered {
-            id: _,
+            id,
             question_id,
             result,
-        } => {
-            model.dirty = true;
-            if model.submitting.as_deref() == Some(question_id.as_str()) {
-                model.submitting = None;
-            }
-            if model
-                .in_flight
-                .as_ref()
-                .is_some_and(|f| f.question_id == question_id)
-            {
-                model.in_flight = None;
-            }
-            match result {
-                Ok(q) => {
-                    let how = match &q.answer {
-                        Some(a) if a.aceitou_sugestao => "suggestion accepted",
-                        _ => "answer recorded",
-                    };
-                    info(model, format!("{how}: {}", first_line(&q.pergunta)));
-                    answer_handed_over(model, &question_id, &mut fx);
-                    fx.extend(reload(model));
-                }
-                Err(e) => error(model, e),
-            }
-        }
-        Msg::ChoicesSent {
-            question_id,
-            result,
-        } => {
-            model.dirty = true;
-            match result {
-                Ok(()) => {
-                    info(model, "answers sent".into());
-                    if model
-                        .choices
-                        .as_ref()
-                        .is_some_and(|c| c.question_id == question_id)
-                    {
-                        model.choices = None;
-                    }
-                    model.focus = Focus::Queue;
-                    fx.extend(reload(model));
-                }
-                Err(e) => error(model, e),
-            }
-        }
+        } => super::submit::answered(model, id, &question_id, result.map(|q| *q), &mut fx),
+        Msg::Queued { id, question_id } => super::submit::queued(model, id, &question_id),
         Msg::LookedUp {
             question_id,
             result,
-        } => super::modal::looked_up(model, &question_id, result.map(|q| *q)),
+        } => {
+            let result = result.map(|q| *q);
+            super::outbox::looked_up(model, &question_id, &result);
+            super::modal::looked_up(model, &question_id, result);
+        }
         Msg::ReadinessRecorded { gate, result } => {
             model.dirty = true;
             match result {
@@ -176,50 +139,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Quit => fx = abort_open_work(model, &ExitReason::Teardown(Teardown::Quit)),
         Msg::End(reason) => fx = abort_open_work(model, &reason),
-        Msg::Queued { question_id } => {
-            model.dirty = true;
-            if model.submitting.as_deref() == Some(question_id.as_str()) {
-                model.submitting = None;
-            }
-            if model
-                .in_flight
-                .as_ref()
-                .is_some_and(|f| f.question_id == question_id)
-            {
-                model.in_flight = None;
-            }
-            // The text is in the outbox (synced): the draft has done its job.
-            answer_handed_over(model, &question_id, &mut fx);
-            model.outbox += 1;
-            info(
-                model,
-                format!("queued: {question_id} is in the outbox, sent when the source is back"),
-            );
-        }
-        Msg::Outbox {
-            pending,
-            delivered,
-            conflicts,
-        } => {
-            model.dirty = model.dirty || model.outbox != pending;
-            model.outbox = pending;
-            if !conflicts.is_empty() {
-                error(
-                    model,
-                    format!(
-                        "answered elsewhere meanwhile: {} — your text is kept (oq outbox)",
-                        conflicts.join(", ")
-                    ),
-                );
-                model.dirty = true;
-            } else if delivered > 0 {
-                info(model, format!("{delivered} queued answer(s) delivered"));
-                model.dirty = true;
-            }
-            if delivered > 0 || !conflicts.is_empty() {
-                fx.extend(reload(model));
-            }
-        }
+        Msg::Outbox { entries } => super::outbox::snapshot(model, entries, &mut fx),
     }
     fx
 }
@@ -291,29 +211,6 @@ fn on_revision(model: &mut Model, now: i64, revision: Result<i64, String>, fx: &
     }
     if model.connection != before {
         model.dirty = true;
-    }
-}
-
-pub(super) fn info(model: &mut Model, text: String) {
-    model.notice = Some(Notice {
-        kind: NoticeKind::Info,
-        text,
-    });
-}
-
-pub(super) fn error(model: &mut Model, text: String) {
-    model.notice = Some(Notice {
-        kind: NoticeKind::Error,
-        text,
-    });
-}
-
-fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or_default();
-    if line.chars().count() > 60 {
-        format!("{}…", line.chars().take(59).collect::<String>())
-    } else {
-        line.into()
     }
 }
 
@@ -392,24 +289,5 @@ pub(super) fn draft_changed(model: &mut Model, fx: &mut Vec<Effect>) {
             question_id: id,
             text,
         });
-    }
-}
-
-/// An answer left the form for good (recorded, or queued on disk): its draft is deleted,
-/// its form closed, and the focus goes back to the queue.
-fn answer_handed_over(model: &mut Model, question_id: &str, fx: &mut Vec<Effect>) {
-    model.drafts.remove(question_id);
-    fx.push(Effect::RemoveDraft {
-        question_id: question_id.to_string(),
-    });
-    if model
-        .form
-        .as_ref()
-        .is_some_and(|f| f.question_id == question_id)
-    {
-        model.form = None;
-    }
-    if model.focus == Focus::Answer {
-        model.focus = Focus::Queue;
     }
 }

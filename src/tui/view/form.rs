@@ -97,7 +97,7 @@ fn answered(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model, 
 
 fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model, theme: &Theme) {
     let km = &model.keymap;
-    let live = q.can_answer && model.submitting.is_none();
+    let live = q.can_answer && model.in_flight.is_none();
     let reason_rows = reason_rows(q, area.width);
     let [accept, field, reason] = Layout::vertical([
         Constraint::Length(1),
@@ -161,7 +161,7 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
         // Not a field: no box, no cursor, words that say why nothing can be typed.
         let msg = if !q.can_answer {
             "read-only: you cannot type an answer here"
-        } else if model.submitting.is_some() {
+        } else if model.in_flight.is_some() {
             "sending…"
         } else {
             "the answer field opens when the list is loaded again"

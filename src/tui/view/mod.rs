@@ -3,7 +3,7 @@
 //! One file per pane: `status` (top line), `banner` (readiness), `queues` (open
 //! questions and "Waiting for you"), `question` (the question in full), `form` (the
 //! answer controls, inert for a non-author, the answered record, the options form),
-//! `hints` (the bottom line), `help` (the overlay) and `modal` (a notice that takes
+//! `hints` (the bottom line), `help` and `outbox` (overlays) and `modal` (a notice that takes
 //! every key). Nothing here changes the model;
 //! sizes down to 1×1 are drawn without panicking, and below 70 columns one column shows
 //! either the queues or the question, following the focus.
@@ -13,6 +13,7 @@ mod form;
 mod help;
 mod hints;
 mod modal;
+mod outbox;
 mod question;
 mod queues;
 mod status;
@@ -46,6 +47,9 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
     }
     if model.help {
         help::draw(frame, area, model, theme);
+    }
+    if model.show_outbox {
+        outbox::draw(frame, area, model, theme);
     }
     if let Some(m) = &model.modal {
         modal::draw(frame, area, m, theme);

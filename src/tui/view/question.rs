@@ -1,6 +1,7 @@
 //! The selected question in full: the text (wrapped, scrollable), who asked (agent, the
 //! agent's door when it is `mcp` or `claude-code`, session, session author; the working
-//! directory Claude Code asked in), the project and age, what it affects, the suggestion; and
+//! directory Claude Code asked in), the project and age, what it affects, the suggestion,
+//! where an answer of ours stands in the outbox (`tui::outbox`); and
 //! for a bridged OpenCode question, its auto-answer on the pane's last row (not scrolled
 //! away): the countdown and the pause / delegate keys, inert for anyone but the author.
 
@@ -104,6 +105,20 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
             Span::styled(format!("{:<9} ", "suggests"), theme.muted),
             Span::styled("no suggestion", theme.muted),
         ])),
+    }
+    if let Some(e) = crate::tui::outbox::latest(model, &q.question_id)
+        .filter(|e| e.state != crate::source::outbox::State::Delivered)
+    {
+        let style = if crate::tui::outbox::waiting(e) {
+            theme.accent
+        } else {
+            theme.error
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<9} ", "outbox"), theme.muted),
+            Span::styled(crate::tui::outbox::state_words(e), style),
+            Span::raw(format!(" · yours: «{}»", crate::tui::outbox::kept_text(e))),
+        ]));
     }
     for (i, p) in q.prompts.iter().enumerate() {
         lines.push(Line::raw(""));

@@ -28,7 +28,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
         model.source,
         link(model),
         model.user,
-        model.outbox
+        crate::tui::outbox::pending(model)
     );
     let width = area.width as usize;
     let (l, r) = (left.chars().count(), right.chars().count());
