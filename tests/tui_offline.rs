@@ -118,3 +118,48 @@ fn an_options_answer_offline_is_queued_under_its_key_and_delivered_once() {
     assert_eq!(s.answered(&q).0, 1);
     assert_eq!(entries(client.path(), &q).len(), 1);
 }
+
+#[test]
+fn an_answer_typed_offline_is_delivered_once_and_its_draft_kept_until_then() {
+    let mut s = Serve::new();
+    let q = s.seed(1).remove(0);
+    s.start();
+    let client = tempfile::tempdir().unwrap();
+    let app = app(&s, client.path());
+    app.wait_text("live");
+    app.wait_text("Question 0?");
+    s.kill();
+    // Offline is a mode: the field says what Enter will do, and takes the answer.
+    app.wait_text("offline — Enter queues your answer");
+    app.ch('i');
+    app.typed("Typed while the server was away");
+    app.key(KeyCode::Enter);
+    app.wait_text("queued");
+    app.wait_text("outbox 1");
+    app.wait_text("queued — sent when the source is back");
+    let draft = client.path().join("drafts").join(format!("{q}.txt"));
+    assert_eq!(
+        std::fs::read_to_string(&draft).expect("the draft stays until it is recorded"),
+        "Typed while the server was away"
+    );
+    let queued = entries(client.path(), &q);
+    assert_eq!(queued.len(), 1, "{queued:?}");
+    assert_eq!(
+        queued[0].body.resposta.as_deref(),
+        Some("Typed while the server was away")
+    );
+    // The outbox overlay lists it with the kept text.
+    app.ch('O');
+    app.wait_text("yours: «Typed while the server was away»");
+    app.key(KeyCode::Esc);
+    s.start();
+    app.wait_text("1 queued answer delivered");
+    assert_eq!(
+        s.answered(&q),
+        (1, Some("Typed while the server was away".to_string()))
+    );
+    app.wait_for("the draft removed", |_| !draft.exists());
+    app.wait_text("outbox 0");
+    assert_eq!(entries(client.path(), &q).len(), 1);
+    assert_eq!(entries(client.path(), &q)[0].state, State::Delivered);
+}

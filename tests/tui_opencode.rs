@@ -66,7 +66,7 @@ fn the_options_form_answers_a_real_agent() {
     tui.send(b"\r"); // to the review
     let asked_before = peer.model_requests().len();
     tui.send(b"\r"); // send
-    tui.wait_text("answers sent");
+    tui.wait_text("answer recorded");
     // Upstream took it: the request is no longer pending, and the model was given the
     // answers when the agent went on.
     let client = peer.client();

@@ -97,7 +97,9 @@ pub(super) fn source_lost(model: &mut Model, question_id: &str, why: String) {
     model.modal = Some(Modal::Interrupted(Interruption {
         question_id: question_id.to_string(),
         what: why,
-        kept: "Your text is kept as a draft; the field opens again when the source is back.".into(),
+        kept: "Your text is kept as a draft. Offline, the field still works: open it again \
+               and Enter queues your answer in the outbox, sent when the source is back."
+            .into(),
         looking_up: false,
     }));
     model.dirty = true;

@@ -280,6 +280,14 @@ impl Model {
             .and_then(|&i| self.queue.items.get(i))
     }
 
+    /// The source cannot be reached right now: answers go to the outbox.
+    pub fn offline(&self) -> bool {
+        matches!(
+            self.connection,
+            Connection::Reconnecting { .. } | Connection::Offline { .. }
+        )
+    }
+
     pub fn is_typing(&self) -> bool {
         matches!(self.focus, Focus::Answer | Focus::Search)
             || self.choices.as_ref().is_some_and(ChoiceForm::is_typing)

@@ -121,12 +121,20 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
     };
     frame.render_widget(Paragraph::new(accept_line), accept);
     let typing = model.focus == Focus::Answer;
+    let offline = model.offline();
+    let sends = if offline {
+        "queues your answer (offline)"
+    } else {
+        "sends"
+    };
     let box_title = if typing {
         format!(
-            " {} sends · {} new line ",
+            " {} {sends} · {} new line ",
             km.field_keys_for(Action::Submit),
             first(km.field_keys_for(Action::Newline))
         )
+    } else if offline {
+        " Answer — offline ".to_string()
     } else {
         " Answer ".to_string()
     };
@@ -150,21 +158,27 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
         } else {
             Style::new()
         });
-        text.set_placeholder_text(format!(
-            "{} to type an answer · {} $EDITOR",
-            first(km.keys_for(Action::Answer)),
-            first(km.keys_for(Action::Editor))
-        ));
+        text.set_placeholder_text(if offline {
+            OFFLINE.to_string()
+        } else {
+            format!(
+                "{} to type an answer · {} $EDITOR",
+                first(km.keys_for(Action::Answer)),
+                first(km.keys_for(Action::Editor))
+            )
+        });
         text.set_placeholder_style(theme.muted);
         frame.render_widget(&text, field);
     } else {
         // Not a field: no box, no cursor, words that say why nothing can be typed.
         let msg = if !q.can_answer {
-            "read-only: you cannot type an answer here"
+            "read-only: you cannot type an answer here".to_string()
         } else if model.in_flight.is_some() {
-            "sending…"
+            "sending…".to_string()
+        } else if offline {
+            OFFLINE.to_string()
         } else {
-            "the answer field opens when the list is loaded again"
+            "the answer field opens when the list is loaded again".to_string()
         };
         frame.render_widget(
             Paragraph::new(Span::styled(msg, theme.inert)).wrap(Wrap { trim: false }),
@@ -180,6 +194,9 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
         frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: false }), reason);
     }
 }
+
+/// What the field says while the source cannot be reached: typing still works.
+const OFFLINE: &str = "offline — Enter queues your answer";
 
 fn options(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model, theme: &Theme) {
     let fresh;
