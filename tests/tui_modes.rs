@@ -167,3 +167,39 @@ fn the_inert_controls_are_text_not_a_field() {
     // No inner "Answer" box inside the controls' frame.
     assert!(!s.contains("││┌ Answer"), "{s}");
 }
+
+/// Offline is a mode: once the source is lost, the field opened again is the person's,
+/// and the failed polls that keep coming never close it; Enter sends into the outbox.
+#[test]
+fn failed_polls_while_offline_never_close_the_field() {
+    let mut m = loaded("dev-a", sample("dev-a"));
+    let lost = |m: &mut Model| {
+        update(
+            m,
+            Msg::Revision {
+                now: NOW,
+                revision: Err("cannot reach the server".into()),
+            },
+        )
+    };
+    lost(&mut m);
+    assert!(m.offline());
+    update(&mut m, ch('i'));
+    assert_eq!(m.focus, Focus::Answer);
+    type_all(&mut m, "typed offline");
+    for _ in 0..3 {
+        let fx = lost(&mut m);
+        assert!(writes(&fx).is_empty(), "{fx:?}");
+        assert!(m.modal.is_none(), "{:?}", m.modal);
+        assert_eq!(m.focus, Focus::Answer);
+    }
+    assert!(screen(&m).contains("offline"), "{}", screen(&m));
+    let fx = update(&mut m, key(KeyCode::Enter));
+    assert!(
+        matches!(writes(&fx).as_slice(), [Effect::Submit { input, .. }] if input.resposta.as_deref() == Some("typed offline")),
+        "{fx:?}"
+    );
+    // A poll failing while that answer is out does not take it from its own reply.
+    assert!(writes(&lost(&mut m)).is_empty());
+    assert!(m.in_flight.is_some());
+}

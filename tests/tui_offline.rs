@@ -79,7 +79,7 @@ fn an_options_answer_offline_is_queued_under_its_key_and_delivered_once() {
     s.start();
     let client = tempfile::tempdir().unwrap();
     let app = app(&s, client.path());
-    app.wait_text("live");
+    app.wait_text("Which provider first?");
     app.ch('j');
     app.wait_text("Stripe");
     s.kill();

@@ -40,7 +40,8 @@ fn start_up_loads_the_first_page_and_the_counts() {
                 query: ListQuery::new(StatusFilter::Open),
                 pages: 1
             },
-            Effect::LoadCounts { id: 1 }
+            Effect::LoadCounts { id: 1 },
+            Effect::ReadOutbox,
         ]
     );
     assert!(!m.queue.loaded_once);

@@ -8,8 +8,8 @@
 //! | held | kept in | released by |
 //! |---|---|---|
 //! | the revision watcher (a poll in flight, its backstop timer) | `Model::attached`; the driver's poll task | [`Effect::StopWatcher`]: the driver aborts the poll and drops its late reply |
-//! | an answer submission in flight, and its claim | `Model::in_flight` | [`Effect::Reconcile`]: the answer goes to the outbox under its own key (sent again on the next attach, applied once); the claim is lifted |
-//! | the answer form and its draft | `Model::form`, `Model::drafts` | [`Effect::SaveDraft`] when the text is not on disk yet (never dropped); the form is reset and rebuilt from the draft by the next list |
+//! | an answer submission in flight, and its claim | `Model::in_flight` | [`Effect::Reconcile`]: the answer goes to the outbox under its own key (sent again on the next attach, applied once); the claim is lifted (one sent offline settles by its own reply) |
+//! | the answer form and its draft | `Model::form`, `Model::drafts` | [`Effect::SaveDraft`] when the text is not on disk yet (never dropped); the form of an attached connection is reset and rebuilt from the draft by the next list (one opened offline stays: typing offline queues) |
 //! | progress indicators | `queue.loading_more`, a "sending…" notice | cleared |
 //! | a pending notification | `Model::counts_in_flight`: a counts reply that may ring the bell | `counts_generation` moves on, so that reply is dropped |
 //! | the terminal's modes | the driver's `TerminalGuard` | [`Effect::Quit`]: the driver drops the guard (teardown only) |
@@ -57,6 +57,9 @@ pub struct ClearFlags {
     /// - `true` — stall / error / peer died: the question may be answered elsewhere
     ///   while we were cut off; the next list rebuilds the form from the saved draft, so
     ///   nothing of the dead connection (undo history, a half-sent state) leaks on.
+    ///   Only the form of a connection that was attached: one opened while offline
+    ///   belongs to none (offline is a mode: the person types, Enter queues), so the
+    ///   failed polls that follow never close it.
     /// - `false` — teardown: the form dies with the process; resetting it would only
     ///   cost a redraw on the way out, and the panic path must do as little as possible.
     pub reset_form: bool,
@@ -98,8 +101,12 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
         fx.push(Effect::StopWatcher);
     }
     // The submission in flight and its claim: its fate is unknown, so the outbox owns it.
+    // One sent while offline belongs to no connection: its own reply (queued) settles it.
     let mut had_progress = model.queue.loading_more;
-    if let Some(f) = model.in_flight.take() {
+    if let Some(f) = model
+        .in_flight
+        .take_if(|_| was_attached || flags.release_terminal)
+    {
         had_progress = true;
         fx.push(Effect::Reconcile {
             key: f.key,
@@ -111,7 +118,7 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
     model.queue.loading_more = false;
     // The draft: on disk before anything else happens to the form.
     draft_changed(model, &mut fx);
-    if flags.reset_form && (model.form.is_some() || model.choices.is_some()) {
+    if flags.reset_form && was_attached && (model.form.is_some() || model.choices.is_some()) {
         let typing_in = match model.focus {
             Focus::Answer => model.form.as_ref().map(|f| f.question_id.clone()),
             Focus::Choices => model.choices.as_ref().map(|c| c.question_id.clone()),
