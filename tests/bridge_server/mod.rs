@@ -6,6 +6,8 @@
 //! upstream's counters and force its cleanup.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../common_openapi/mod.rs"]
+pub mod common_openapi;
 pub mod scripted;
 
 use std::sync::Arc;
@@ -186,6 +188,7 @@ impl BridgeServer {
         path: &str,
         body: Option<Value>,
     ) -> (u16, Value) {
+        let method_name = method.clone();
         let mut req = self
             .http
             .request(method, format!("{}{path}", self.base))
@@ -193,10 +196,12 @@ impl BridgeServer {
         if let Some(b) = body {
             req = req.json(&b);
         }
+        let method_name = method_name.to_string();
         self.rt.block_on(async {
             let resp = req.send().await.expect("request");
             let status = resp.status().as_u16();
             let text = resp.text().await.unwrap_or_default();
+            common_openapi::conform(&method_name, path, status, &text);
             (
                 status,
                 serde_json::from_str(&text).unwrap_or(Value::String(text)),

@@ -10,6 +10,9 @@
 #[path = "../common_pg/mod.rs"]
 pub mod common_pg;
 
+#[path = "../common_openapi/mod.rs"]
+pub mod common_openapi;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -267,6 +270,7 @@ impl TestServer {
         path: &str,
         body: Option<Value>,
     ) -> Reply {
+        let method_name = method.clone();
         let mut req = self.client.request(method, self.url(path));
         req = match auth {
             Auth::User(u) => req.bearer_auth(self.token(u)),
@@ -276,7 +280,9 @@ impl TestServer {
         if let Some(b) = body {
             req = req.json(&b);
         }
-        reply(req.send().await.expect("request")).await
+        let r = reply(req.send().await.expect("request")).await;
+        common_openapi::conform(method_name.as_str(), path, r.status.as_u16(), &r.text);
+        r
     }
 
     pub async fn get(&self, user: &str, path: &str) -> Reply {
@@ -304,7 +310,9 @@ impl TestServer {
         if let Some(ct) = content_type {
             req = req.header("content-type", ct);
         }
-        reply(req.send().await.expect("request")).await
+        let r = reply(req.send().await.expect("request")).await;
+        common_openapi::conform("POST", path, r.status.as_u16(), &r.text);
+        r
     }
 }
 

@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::parts::*;
+use crate::domain::ErrorCode as C;
 
 /// The operations, by route.
 pub(super) struct DelegateOps {
@@ -16,7 +17,7 @@ pub(super) struct DelegateOps {
 /// The OpenCode bridges' auto-delegate routes (seed 002): not under a project; the caller
 /// sees the upstreams of the projects they belong to.
 pub(super) fn delegate_ops() -> DelegateOps {
-    let base = |summary: &str, who: &str, params: &[&str], extra: &[(&str, &str)]| -> Value {
+    let base = |summary: &str, who: &str, params: &[&str], extra: &[Refusal]| -> Value {
         let mut responses = serde_json::Map::new();
         responses.insert(
             "200".into(),
@@ -25,16 +26,17 @@ pub(super) fn delegate_ops() -> DelegateOps {
                 json!({ "type": "object" }),
             ),
         );
+        responses.insert("401".into(), unauthorized());
         responses.insert(
-            "401".into(),
-            err("no token, or a token this server does not know (`unauthorized`)"),
+            "429".into(),
+            err("too many failed authentications from this address this minute (`too_many_auth_failures`)", &[C::TooManyAuthFailures]),
         );
         responses.insert(
             "404".into(),
-            err("no bridge of the caller's projects, or the request is no bridged question of theirs"),
+            err("no bridge of the caller's projects, or the request is no bridged question of theirs", &[C::NotFound]),
         );
-        for (s, what) in extra {
-            responses.insert((*s).into(), err(what));
+        for (s, what, codes) in extra {
+            responses.insert((*s).into(), err(what, codes));
         }
         json!({
             "summary": summary,
@@ -48,21 +50,40 @@ pub(super) fn delegate_ops() -> DelegateOps {
     let author = "Who: the question's session author (the upstream's `answerer`) alone, like \
                   answering: another member or an agent gets 403 `so_o_autor_da_sessao`; \
                   anyone outside the project 404. The act is recorded in the log with its actor.";
-    let commands: [(&str, &str); 4] = [
-        (
-            "403",
-            "not the question's session author (`so_o_autor_da_sessao`)",
-        ),
-        (
-            "409",
-            "`question_submission_claimed` (another submission holds it, or an uncertain tombstone), `question_identity_conflict` (sessionID/directory contradict the bound identity), `question_already_settled`, `question_closed`, `question_not_ready` (delegate: its directory is still being looked up)",
-        ),
-        ("422", "a malformed body (`invalid_body`)"),
-        (
-            "502",
-            "delegate while the upstream cannot be reached (`upstream_unreachable`), or any command on a server that does not drive the upstream (`upstream_driven_elsewhere`: another `oq serve` on the database holds its lease); nothing sent",
-        ),
-    ];
+    let commands = body_errors(
+        &[
+            (
+                "403",
+                "not the question's session author (`so_o_autor_da_sessao`)",
+                &[C::SoOAutorDaSessao],
+            ),
+            (
+                "409",
+                "`question_submission_claimed` (another submission holds it, or an uncertain tombstone), `question_identity_conflict` (sessionID/directory contradict the bound identity), `question_already_settled`, `question_closed`, `question_not_ready` (delegate: its directory is still being looked up)",
+                &[
+                    C::QuestionSubmissionClaimed,
+                    C::QuestionIdentityConflict,
+                    C::QuestionAlreadySettled,
+                    C::QuestionClosed,
+                    C::QuestionNotReady,
+                    C::PerguntaJaRespondida,
+                ],
+            ),
+            (
+                "502",
+                "delegate while the upstream cannot be reached (`upstream_unreachable`), or any command on a server that does not drive the upstream (`upstream_driven_elsewhere`: another `oq serve` on the database holds its lease); nothing sent",
+                &[
+                    C::UpstreamUnreachable,
+                    C::UpstreamRefused,
+                    C::UpstreamUncertain,
+                    C::UpstreamError,
+                    C::UpstreamDrivenElsewhere,
+                ],
+            ),
+        ],
+        "a malformed body (`invalid_body`)",
+        &[C::InvalidBody],
+    );
     let hints = json!({ "type": "object", "additionalProperties": false, "properties": {
         "sessionID": { "type": "string" }, "directory": { "type": "string" }, "upstream": { "type": "string" } } });
     let optional = |mut op: Value| -> Value {
@@ -110,13 +131,15 @@ pub(super) fn delegate_ops() -> DelegateOps {
             "Turn auto-delegate on or off (persisted, and recorded in the log with its actor); `enabled` must be a JSON boolean",
             "Who: the upstream's admins (`admins` in its `[[opencode]]` table; its answerer by default): anyone else of the project gets 403 `not_an_admin`, anyone outside it 404.",
             &[],
-            &[
-                ("403", "not one of the upstream's admins (`not_an_admin`)"),
-                (
-                    "422",
-                    "`enabled` is not a boolean (`invalid_setting`), or a malformed body (`invalid_body`); nothing changed",
-                ),
-            ],
+            &body_errors(
+                &[(
+                    "403",
+                    "not one of the upstream's admins (`not_an_admin`)",
+                    &[C::NotAnAdmin],
+                )],
+                "`enabled` is not a boolean (`invalid_setting`), or a malformed body (`invalid_body`); nothing changed",
+                &[C::InvalidSetting, C::InvalidBody],
+            ),
         ),
         json!({ "type": "object", "required": ["enabled"], "properties": {
             "enabled": { "type": "boolean" }, "upstream": { "type": "string" } } }),

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use super::parts::*;
+use crate::domain::ErrorCode as C;
 use crate::domain::search::{SEARCH_MAX_CHARS, SEARCH_MAX_WORDS};
 use crate::engine::{PAGE_LIMIT, Sort};
 
@@ -26,7 +27,15 @@ pub(super) fn list_op() -> Value {
         with(
             project_errors(&[(
                 "422",
-                "a bad status, limit, cursor, search or sort (`invalid_status`, `invalid_limit`, `invalid_cursor`, `invalid_search`, `invalid_sort`)",
+                "a bad status, limit, cursor, search or sort (`invalid_status`, `invalid_limit`, `invalid_cursor`, `invalid_search`, `invalid_sort`), or an unknown query field",
+                &[
+                    C::InvalidStatus,
+                    C::InvalidLimit,
+                    C::InvalidCursor,
+                    C::InvalidSearch,
+                    C::InvalidSort,
+                    C::InvalidQuery,
+                ],
             )]),
             "200",
             ok("a page", schema("QuestionList")),

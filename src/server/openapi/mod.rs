@@ -5,13 +5,16 @@ mod delegate;
 mod list;
 mod mcp;
 mod parts;
+mod refusals;
 mod schemas;
+mod work;
 
-use crate::domain::CENTRAL_INSTRUCTION;
+use crate::domain::{CENTRAL_INSTRUCTION, ErrorCode as C};
 use serde_json::{Value, json};
 
 use delegate::delegate_ops;
 use parts::*;
+use refusals::*;
 
 pub fn document() -> Value {
     let list = list::list_op();
@@ -22,13 +25,15 @@ pub fn document() -> Value {
             "an agent criativo, po, arquiteto or dev-lead",
             &[],
             with(
-                project_errors(
-                    &[("403", "another role (`role_not_allowed`)")]
-                        .iter()
-                        .chain(BODY_ERRORS.iter())
-                        .copied()
-                        .collect::<Vec<_>>(),
-                ),
+                project_errors(&body_errors(
+                    &[(
+                        "403",
+                        "another role (`role_not_allowed`)",
+                        &[C::RoleNotAllowed],
+                    )],
+                    "malformed JSON, a wrong type, an unknown field, a text empty, too long or with a bidirectional override, a bad id, an `afeta` naming work outside the project, or an Idempotency-Key reused with another body",
+                    &DECLARE_422,
+                )),
                 "201",
                 ok(
                     "the recorded question, with its questionId",
@@ -45,7 +50,7 @@ pub fn document() -> Value {
     if let Some(params) = declare["parameters"].as_array_mut() {
         params.push(json!({ "name": "Idempotency-Key", "in": "header", "required": false,
             "description": "1–100 letters, digits, - _ . : @; the same key from the same agent returns the first question",
-            "schema": { "type": "string" } }));
+            "schema": id_schema() }));
     }
 
     let mut answer = with_body(
@@ -54,20 +59,19 @@ pub fn document() -> Value {
             "the author of the question's session",
             &["questionId"],
             with(
-                project_errors(&[
-                    (
-                        "403",
-                        "the caller is not the session's author (`so_o_autor_da_sessao`)",
-                    ),
-                    ("409", "already answered (`pergunta_ja_respondida`)"),
-                    BODY_ERRORS[0],
-                    BODY_ERRORS[1],
-                    BODY_ERRORS[2],
-                    (
-                        "422",
-                        "neither, both, empty, or accepts a suggestion that does not exist (`sugestao_inexistente`)",
-                    ),
-                ]),
+                project_errors(&body_errors(
+                    &[
+                        AUTHOR_ONLY,
+                        (
+                            "409",
+                            "already answered (`pergunta_ja_respondida`), closed (`question_closed`), or a bridged question another path holds or settled",
+                            &SETTLED_409,
+                        ),
+                        UPSTREAM_502,
+                    ],
+                    "neither, both, empty, too long, choices that do not fit the options, accepts a suggestion that does not exist (`sugestao_inexistente`), or an Idempotency-Key that is no id or was used for another answer",
+                    &ANSWER_422,
+                )),
                 "200",
                 ok(
                     "the answered question and its decisionEventId",
@@ -80,7 +84,7 @@ pub fn document() -> Value {
     if let Some(params) = answer["parameters"].as_array_mut() {
         params.push(json!({ "name": "Idempotency-Key", "in": "header", "required": false,
             "description": "1–100 letters, digits, - _ . : @; the same key from the same person returns the first answer",
-            "schema": { "type": "string" } }));
+            "schema": id_schema() }));
     }
 
     let dismiss = op(
@@ -89,14 +93,13 @@ pub fn document() -> Value {
         &["questionId"],
         with(
             project_errors(&[
-                (
-                    "403",
-                    "the caller is not the session's author (`so_o_autor_da_sessao`)",
-                ),
+                AUTHOR_ONLY,
                 (
                     "409",
                     "already answered (`pergunta_ja_respondida`) or closed (`question_closed`)",
+                    &SETTLED_409,
                 ),
+                UPSTREAM_502,
             ]),
             "200",
             ok("the closed question", schema("Question")),
@@ -120,19 +123,24 @@ pub fn document() -> Value {
             "a member (person)",
             &[],
             with(
-                project_errors(
+                project_errors(&body_errors(
                     &[
-                        ("403", "an agent (`role_not_allowed`)"),
+                        PEOPLE_ONLY,
                         (
                             "409",
                             "the project already has a session of that name (`session_exists`)",
+                            &[C::SessionExists],
                         ),
-                    ]
-                    .iter()
-                    .chain(BODY_ERRORS.iter())
-                    .copied()
-                    .collect::<Vec<_>>(),
-                ),
+                    ],
+                    "malformed JSON, a wrong type or kind, a bad id, a name outside the project (`session_id_outside_project`) or in the bridge's namespace (`session_id_reserved`)",
+                    &[
+                        C::InvalidBody,
+                        C::InvalidKind,
+                        C::InvalidId,
+                        C::SessionIdOutsideProject,
+                        C::SessionIdReserved,
+                    ],
+                )),
                 "201",
                 ok("the session", schema("Session")),
             ),
@@ -147,24 +155,27 @@ pub fn document() -> Value {
         "a member (person)",
         &[],
         with(
-            project_errors(&[("403", "an agent (`role_not_allowed`)")]),
+            project_errors(&[PEOPLE_ONLY]),
             "200",
             ok("never blocks", schema("Readiness")),
         ),
     );
-    let record_readiness = op(
+    let mut record_readiness = op(
         "Record \"I'm ready\" (im-ready) or \"Confirm architecture ready\" (architecture-ready); warns, never blocks",
         "a member (person)",
         &["gate"],
         with(
             project_errors(&[
-                ("403", "an agent (`role_not_allowed`)"),
-                ("422", "an unknown gate (`invalid_gate`)"),
+                PEOPLE_ONLY,
+                ("422", "an unknown gate (`invalid_gate`)", &[C::InvalidGate]),
             ]),
             "200",
             ok("recorded", schema("Readiness")),
         ),
     );
+    // The gate is one of two names, not any id.
+    record_readiness["parameters"][1]["schema"] =
+        json!({ "type": "string", "enum": ["im-ready", "architecture-ready"] });
 
     let revision = op(
         "The project's newest change: poll it to know when to reload",
@@ -181,155 +192,8 @@ pub fn document() -> Value {
         ),
     );
 
-    let po_only = [("403", "not the po agent (`role_not_allowed`)")];
-    let story_create = with_body(
-        op(
-            "Create a story (draft)",
-            "the po agent",
-            &[],
-            with(
-                project_errors(
-                    &po_only
-                        .iter()
-                        .chain(BODY_ERRORS.iter())
-                        .copied()
-                        .collect::<Vec<_>>(),
-                ),
-                "201",
-                ok("the story", schema("Story")),
-            ),
-        ),
-        json!({ "type": "object", "additionalProperties": false, "required": ["title"], "properties": { "title": { "type": "string", "maxLength": 200 } } }),
-    );
-    let story_state = with_body(
-        op(
-            "Move a story; archiving only from draft",
-            "the po agent",
-            &["storyId"],
-            with(
-                project_errors(
-                    &po_only
-                        .iter()
-                        .chain(BODY_ERRORS.iter())
-                        .chain([("409", "a refused transition (`invalid_transition`)")].iter())
-                        .copied()
-                        .collect::<Vec<_>>(),
-                ),
-                "200",
-                ok("the story", schema("Story")),
-            ),
-        ),
-        schema("StateBody"),
-    );
-    let correction = with_body(
-        op(
-            "Correct a story (ADR 0212 as revised by ADR 0214 §8)",
-            "the po agent",
-            &["storyId"],
-            with(
-                project_errors(&po_only.iter().chain(BODY_ERRORS.iter()).chain([("409", "refused: `tarefa_em_andamento`, `historia_pronta_sem_resposta`, `pergunta_nao_respondida`, `historia_nao_corrigivel`")].iter()).copied().collect::<Vec<_>>()),
-                "200",
-                ok("accepted", json!({ "type": "object", "properties": { "accepted": { "type": "boolean" }, "story": schema("Story"), "questionId": { "type": ["string", "null"] } } })),
-            ),
-        ),
-        json!({ "type": "object", "additionalProperties": false, "properties": { "questionId": { "type": "string" } } }),
-    );
+    let w = work::work_ops();
 
-    let task_roles = [("403", "not the po or dev-lead agent (`role_not_allowed`)")];
-    let task_create = with_body(
-        op(
-            "Create a task in an execution session",
-            "the po or dev-lead agent",
-            &[],
-            with(
-                project_errors(
-                    &task_roles
-                        .iter()
-                        .chain(BODY_ERRORS.iter())
-                        .copied()
-                        .collect::<Vec<_>>(),
-                ),
-                "201",
-                ok("the task", schema("Task")),
-            ),
-        ),
-        json!({ "type": "object", "additionalProperties": false, "required": ["storyId", "sessionId", "title"],
-                "properties": { "storyId": { "type": "string" }, "sessionId": { "type": "string" }, "title": { "type": "string", "maxLength": 200 } } }),
-    );
-    let mut waiting = op(
-        "The tasks parked on a question the caller must answer (\"waiting for you\")",
-        "a member (person)",
-        &[],
-        with(
-            project_errors(&[
-                ("403", "an agent (`role_not_allowed`)"),
-                ("422", "waiting is not `me`"),
-            ]),
-            "200",
-            ok(
-                "parked tasks",
-                json!({ "type": "object", "properties": { "items": { "type": "array", "items": schema("Waiting") }, "total": { "type": "integer" } } }),
-            ),
-        ),
-    );
-    waiting["parameters"] = json!([param("projectId"), { "name": "waiting", "in": "query", "required": true, "schema": { "type": "string", "enum": ["me"] } }]);
-    let task_show = op(
-        "A task with its QA gate",
-        "a member or an agent of the project",
-        &["taskId"],
-        with(project_errors(&[]), "200", ok("the task", schema("Task"))),
-    );
-    let task_state = with_body(
-        op(
-            "Move a task",
-            "the po or dev-lead agent",
-            &["taskId"],
-            with(
-                project_errors(
-                    &task_roles
-                        .iter()
-                        .chain(BODY_ERRORS.iter())
-                        .copied()
-                        .collect::<Vec<_>>(),
-                ),
-                "200",
-                ok("the task", schema("Task")),
-            ),
-        ),
-        schema("StateBody"),
-    );
-    let verdict = with_body(
-        op(
-            "emit_qa_verdict; needs_user_decision parks the gate without spending a correction",
-            "the qa-agent agent",
-            &["taskId"],
-            with(
-                project_errors(&[("403", "not qa-agent (`role_not_allowed`)")].iter().chain(BODY_ERRORS.iter()).chain([("409", "the gate is parked or closed (`gate_parked`, `gate_closed`), or the cited question is answered")].iter()).copied().collect::<Vec<_>>()),
-                "200",
-                ok("the task after the verdict", json!({ "type": "object", "properties": {
-                    "verdict": { "type": "string" }, "task": schema("Task"), "openQuestionId": { "type": ["string", "null"] } } })),
-            ),
-        ),
-        json!({ "type": "object", "additionalProperties": false, "required": ["verdict"], "properties": {
-            "verdict": { "type": "string", "enum": ["approved", "changes_requested", "needs_user_decision"] },
-            "pergunta": { "type": "string", "maxLength": 500 }, "sugestao": { "type": "string", "maxLength": 300 },
-            "openQuestionId": { "type": "string" }, "subspecialty": { "type": "string" } } }),
-    );
-    let dev_context = op(
-        "The user decisions linked to the task or its story (at most 10, 1,500 characters)",
-        "a member or an agent of the project",
-        &["taskId"],
-        with(
-            project_errors(&[]),
-            "200",
-            ok(
-                "decisions, newest first",
-                json!({ "type": "object", "properties": {
-            "header": { "type": "string", "const": "User decisions — they win over FR/DoR when they conflict" },
-            "decisoes": { "type": "array", "items": { "type": "object" } } } }),
-            ),
-        ),
-    );
     let events = op(
         "Server-Sent Events: a tip {type, revision} per change, id = revision; Last-Event-ID resumes; a heartbeat comment at least every 15 s",
         "a member or an agent of the project",
@@ -339,10 +203,12 @@ pub fn document() -> Value {
                 project_errors(&[(
                     "422",
                     "a Last-Event-ID that is not a revision, or beyond the project's (`invalid_last_event_id`)",
+                    &[C::InvalidLastEventId],
                 )]),
                 "429",
                 err(
                     "too many failed authentications from this address (`too_many_auth_failures`), or this token holds `[limits] max_streams_per_token` streams already (`too_many_streams`)",
+                    &[C::TooManyAuthFailures, C::TooManyStreams],
                 ),
             ),
             "200",
@@ -361,8 +227,9 @@ pub fn document() -> Value {
                 "sessionID": { "type": "string" }, "root": { "type": "string" },
                 "blocking": { "type": "boolean" }, "upstream": { "type": ["string", "null"] },
                 "userTakeover": { "type": "boolean" } } })),
-            "401": err("no token, or a token this server does not know (`unauthorized`)"),
-            "404": err("no bridge of the caller's projects")
+            "401": unauthorized(),
+            "429": err("too many failed authentications from this address this minute (`too_many_auth_failures`)", &[C::TooManyAuthFailures]),
+            "404": err("no bridge of the caller's projects", &[C::NotFound])
         }
     });
     json!({
@@ -385,7 +252,8 @@ pub fn document() -> Value {
                     "200": ok("the caller", json!({ "type": "object", "properties": {
                         "user": { "type": "string" }, "kind": { "type": "string", "enum": ["person", "agent"] },
                         "role": { "type": ["string", "null"] }, "projects": { "type": "array", "items": { "type": "string" } } } })),
-                    "401": err("no token, or a token this server does not know (`unauthorized`)")
+                    "401": unauthorized(),
+                    "429": err("too many failed authentications from this address this minute (`too_many_auth_failures`)", &[C::TooManyAuthFailures])
                 }
             } },
             "/projects/{projectId}/open-questions": { "get": list, "post": declare },
@@ -396,14 +264,14 @@ pub fn document() -> Value {
             "/projects/{projectId}/readiness": { "get": readiness },
             "/projects/{projectId}/readiness/{gate}": { "post": record_readiness },
             "/projects/{projectId}/revision": { "get": revision },
-            "/projects/{projectId}/stories": { "post": story_create },
-            "/projects/{projectId}/stories/{storyId}/state": { "post": story_state },
-            "/projects/{projectId}/stories/{storyId}/corrections": { "post": correction },
-            "/projects/{projectId}/tasks": { "get": waiting, "post": task_create },
-            "/projects/{projectId}/tasks/{taskId}": { "get": task_show },
-            "/projects/{projectId}/tasks/{taskId}/state": { "post": task_state },
-            "/projects/{projectId}/tasks/{taskId}/qa-verdicts": { "post": verdict },
-            "/projects/{projectId}/tasks/{taskId}/dev-context": { "get": dev_context },
+            "/projects/{projectId}/stories": { "post": w.story_create },
+            "/projects/{projectId}/stories/{storyId}/state": { "post": w.story_state },
+            "/projects/{projectId}/stories/{storyId}/corrections": { "post": w.correction },
+            "/projects/{projectId}/tasks": { "get": w.waiting, "post": w.task_create },
+            "/projects/{projectId}/tasks/{taskId}": { "get": w.task_show },
+            "/projects/{projectId}/tasks/{taskId}/state": { "post": w.task_state },
+            "/projects/{projectId}/tasks/{taskId}/qa-verdicts": { "post": w.verdict },
+            "/projects/{projectId}/tasks/{taskId}/dev-context": { "get": w.dev_context },
             "/projects/{projectId}/events": { "get": events },
             "/api/question-auto-delegate": { "get": delegate.snapshot },
             "/api/question-auto-delegate/requests/{requestId}/pause": { "post": delegate.pause },

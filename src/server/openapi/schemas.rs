@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::parts::schema;
+use super::parts::{id_schema, schema};
 use crate::domain::ErrorCode;
 
 /// Every schema the operations refer to by `#/components/schemas/NAME`.
@@ -21,11 +21,17 @@ pub(super) fn all() -> Value {
             "tarefas": { "type": "array", "items": { "type": "string" } } } },
         "DeclareInput": { "type": "object", "additionalProperties": false, "required": ["pergunta", "sessionId"], "properties": {
             "pergunta": { "type": "string", "maxLength": 500 }, "sugestao": { "type": "string", "maxLength": 300 },
-            "afeta": schema("Afeta"), "sessionId": { "type": "string" } } },
-        "AnswerInput": { "type": "object", "additionalProperties": false,
+            "afeta": schema("Afeta"), "sessionId": id_schema() } },
+        "AnswerInput": {
             "description": "exactly one of resposta, aceitarSugestao: true, or (for a question with options) answers: one array of chosen labels or typed text per part",
-            "properties": { "resposta": { "type": "string", "maxLength": 2000 }, "aceitarSugestao": { "type": "boolean" },
-                            "answers": { "type": "array", "items": { "type": "array", "items": { "type": "string" } } } } },
+            "oneOf": [
+                { "type": "object", "additionalProperties": false, "required": ["resposta"],
+                  "properties": { "resposta": { "type": "string", "maxLength": 2000 } } },
+                { "type": "object", "additionalProperties": false, "required": ["aceitarSugestao"],
+                  "properties": { "aceitarSugestao": { "const": true } } },
+                { "type": "object", "additionalProperties": false, "required": ["answers"],
+                  "properties": { "answers": { "type": "array", "minItems": 1, "items": { "type": "array", "items": { "type": "string" } } } } }
+            ] },
         "Answer": { "type": "object", "properties": {
             "resposta": { "type": "string" }, "aceitouSugestao": { "type": "boolean" }, "decisionEventId": { "type": "string" },
             "respondidaPor": { "type": "string" }, "answeredAt": { "type": "integer" },
@@ -35,7 +41,7 @@ pub(super) fn all() -> Value {
             "options": { "type": "array", "items": { "type": "object", "properties": {
                 "label": { "type": "string" }, "description": { "type": "string" } } } } } },
         "Question": { "type": "object", "properties": {
-            "questionId": { "type": "string" }, "projectId": { "type": "string" }, "sessionId": { "type": "string" },
+            "questionId": id_schema(), "projectId": id_schema(), "sessionId": id_schema(),
             "sessionAuthor": { "type": "string" }, "pergunta": { "type": "string" }, "sugestao": { "type": "string" },
             "afeta": schema("Afeta"), "autor": { "type": "string" }, "source": { "type": "string" },
             "status": { "type": "string", "enum": ["open", "answered", "closed"] }, "createdAt": { "type": "integer" },
