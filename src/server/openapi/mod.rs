@@ -242,7 +242,7 @@ pub fn document() -> Value {
         "paths": {
             "/healthz": { "get": { "summary": "Liveness and the store's standing; no token needed", "responses": {
                 "200": ok("up: the store is sound, or damaged (reads served, writes refused, with the reason)", health_schema()),
-                "503": ok("the store failed (a write or flush hit an I/O error): nothing is served until a restart", health_schema())
+                "503": ok("the store failed (a write or flush hit an I/O error): nothing is served until a restart; or it cannot be read now (`unavailable`: the database is unreachable)", health_schema())
             } } },
             "/openapi.json": { "get": { "summary": "This document; no token needed", "responses": { "200": ok("OpenAPI 3.1", json!({ "type": "object" })) } } },
             "/me": { "get": {
@@ -291,8 +291,11 @@ pub fn document() -> Value {
 /// `GET /healthz`'s body.
 fn health_schema() -> Value {
     json!({ "type": "object", "required": ["status"], "properties": {
-        "status": { "enum": ["ok", "damaged", "failed"] },
+        "status": { "enum": ["ok", "damaged", "failed", "unavailable"] },
         "writes": { "type": "boolean" },
-        "reason": { "type": "string" }
+        "reason": { "type": "string" },
+        "store": { "type": "object", "properties": {
+            "kind": { "type": "string", "enum": ["sqlite", "postgres"] },
+            "reachable": { "type": "boolean" } } }
     } })
 }
