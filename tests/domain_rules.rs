@@ -2,15 +2,14 @@
 #![allow(clippy::unwrap_used)]
 
 use oq::domain::actor::{Actor, Role};
+use oq::domain::answering::{AnswerInput, decide_answer};
 use oq::domain::dev_context::{Decisao, MAX_DECISION_CHARS, MAX_DECISIONS, select_decisions};
 use oq::domain::error::OqError;
 use oq::domain::events::Event;
 use oq::domain::gate::{
     DEFAULT_CORRECTION_CEILING, Gate, GateChange, GateEvent, GateState, Verdict, consolidate,
 };
-use oq::domain::question::{
-    Afeta, Answer, AnswerInput, DeclareInput, Question, check_declarer, decide_answer,
-};
+use oq::domain::question::{Afeta, Answer, DeclareInput, Question, check_declarer};
 use oq::domain::readiness::readiness_notice;
 use oq::domain::work::{CitedQuestion, Story, WorkState, check_story_correction};
 

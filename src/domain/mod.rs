@@ -4,6 +4,7 @@
 //! answer with values or an [`OqError`]. Nothing here knows SQLite, HTTP or the terminal.
 
 pub mod actor;
+pub mod answering;
 pub mod choices;
 pub mod declared;
 pub mod delegation;
@@ -20,10 +21,11 @@ pub mod text;
 pub mod work;
 
 pub use actor::{Actor, Role};
+pub use answering::AnswerInput;
 pub use error::{ErrorCode, OqError};
 pub use events::{Event, StoredEvent};
 pub use gate::{Gate, GateState, Verdict};
-pub use question::{Afeta, Answer, AnswerInput, DeclareInput, Question};
+pub use question::{Afeta, Answer, DeclareInput, Question};
 pub use settlement::DecisionSource;
 pub use work::{Session, SessionKind, Story, Task, WorkState};
 

@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 use super::*;
 use crate::bridge::delegate::{Effect, Hints, Input, PauseReason, Refusal};
 use crate::domain::ErrorCode;
-use crate::domain::question::{check_author_and_open, decide_answer};
+use crate::domain::answering::{check_author_and_open, decide_answer};
 use crate::domain::{AnswerInput, Event, Question};
 use crate::opencode::Request;
 use crate::wire::auto_delegate::{RequestSnapshot, UpstreamSnapshot};
@@ -330,7 +330,7 @@ impl Upstream {
         if let Answered::Reply(input) = &act {
             // A retry with the same key gets the first result, without a second POST;
             // the key with another body or person is refused (see `is_replay`).
-            if crate::domain::question::is_replay(&question, &actor, input, key.as_deref())? {
+            if crate::domain::answering::is_replay(&question, &actor, input, key.as_deref())? {
                 let (actor, input, project, id) = (actor.clone(), input.clone(), project, id);
                 return self
                     .on_engine(true, move |e| {

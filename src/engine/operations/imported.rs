@@ -4,9 +4,9 @@
 //! an upstream (its toggle).
 
 use super::{Engine, new_event, question_in};
+use crate::domain::answering::check_author_and_open;
 use crate::domain::choices::{ClosedReason, render_choices};
 use crate::domain::delegation::outstanding_submission;
-use crate::domain::question::check_author_and_open;
 use crate::domain::{Actor, DecisionSource, ErrorCode, Event, OqError, Question};
 use crate::engine::ids;
 use crate::engine::store::Store;

@@ -2,8 +2,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::domain::answering::{decide_answer, is_replay};
 use crate::domain::choices::{Prompt, Upstream};
-use crate::domain::question::{check_declarer, decide_answer, is_replay};
+use crate::domain::question::check_declarer;
 use crate::domain::readiness::{ReadinessGate, readiness_notice};
 use crate::domain::text::check_id;
 use crate::domain::{

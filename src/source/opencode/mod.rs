@@ -6,7 +6,7 @@
 //! user), who alone answers here. The project of an item is its directory.
 //!
 //! - Answers are checked locally against the request's options (the same rules as the
-//!   engine: [`crate::domain::question::decide_answer`]) before anything is posted —
+//!   engine: [`crate::domain::answering::decide_answer`]) before anything is posted —
 //!   OpenCode validates nothing. A lone question with free text also takes `resposta`.
 //! - A 404 on reply or reject means someone settled the request elsewhere first: a
 //!   conflict `question_closed` saying so.
@@ -28,8 +28,8 @@ use super::{Identity, Source};
 mod follow;
 
 use crate::domain::DecisionSource;
+use crate::domain::answering::decide_answer;
 use crate::domain::choices::{ClosedReason, Closure};
-use crate::domain::question::decide_answer;
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{
     Actor, Answer, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind,
