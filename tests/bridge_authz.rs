@@ -219,6 +219,21 @@ fn only_the_author_steers_a_bridged_question_and_only_admins_change_its_settings
             "{kind} by {actor} in {n:?}"
         );
     }
+    // dora changed the settings for ana, the upstream's answerer: her audit line says so.
+    let audit = std::fs::read_to_string(s.dir.path().join("data/logs/audit.log")).unwrap();
+    let changed: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["route"] == "/api/question-auto-delegate/settings" && l["status"] == 200)
+        .collect();
+    assert_eq!(changed.len(), 1, "{audit}");
+    assert_eq!(
+        (&changed[0]["caller"], &changed[0]["onBehalfOf"]),
+        (&"dora".into(), &"ana".into()),
+        "{audit}"
+    );
+    let own = audit.lines().filter(|l| l.contains("onBehalfOf")).count();
+    assert_eq!(own, 1, "only dora's act was for another: {audit}");
     // The delegation names ana as the one who sent it.
     let sub = s
         .events()

@@ -54,6 +54,28 @@ fn closed_by_server(c: &mut TcpStream, trickle: Option<&[u8]>) -> (bool, String)
 
 const HEALTH: &str = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
 
+/// The `clock` of the audit log's `connection_cut` line for the connection `c`, waiting
+/// up to `wait` for it to be written.
+fn cut_by(s: &Serve, c: &TcpStream, wait: Duration) -> Option<String> {
+    let local = c.local_addr().unwrap().to_string();
+    let path = s.store_dir().join("logs/audit.log");
+    let started = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let line = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|l| l["event"] == "connection_cut" && l["remote"] == local.as_str());
+        if let Some(l) = line {
+            return Some(l["clock"].as_str().unwrap().to_string());
+        }
+        if started.elapsed() > wait {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn a_head_sent_slowly_is_cut_at_header_read_seconds() {
     let s = serve("header_read_seconds = 1\nidle_seconds = 3600");
@@ -64,6 +86,7 @@ fn a_head_sent_slowly_is_cut_at_header_read_seconds() {
     let (closed, got) = closed_by_server(&mut c, Some(b"X-Slow: y\r\n"));
     assert!(closed, "a slowloris head was held past {BOUND:?}");
     assert!(!got.contains("200 OK"), "{got}");
+    assert_eq!(cut_by(&s, &c, BOUND).as_deref(), Some("header_read"));
 }
 
 #[test]
@@ -74,12 +97,19 @@ fn an_idle_connection_is_cut_at_idle_seconds_before_and_between_requests() {
         closed_by_server(&mut silent, None).0,
         "a connection that sent nothing was kept"
     );
+    // A connection that never sent a request is an audit line; an idle keep-alive
+    // after its requests ends as it should, and is none.
+    assert_eq!(cut_by(&s, &silent, BOUND).as_deref(), Some("idle"));
     let mut kept = connect(&s);
     assert!(exchange(&mut kept, HEALTH).starts_with("HTTP/1.1 200"));
     assert!(
         closed_by_server(&mut kept, None).0,
         "an idle keep-alive was kept"
     );
+    let mut later = connect(&s);
+    assert!(closed_by_server(&mut later, None).0);
+    assert_eq!(cut_by(&s, &later, BOUND).as_deref(), Some("idle"));
+    assert_eq!(cut_by(&s, &kept, Duration::ZERO), None);
 }
 
 #[test]
@@ -213,6 +243,7 @@ fn a_subscriber_that_does_not_read_is_dropped_and_its_slot_freed() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    assert_eq!(cut_by(&s, &stalled, BOUND).as_deref(), Some("write"));
     drop(stalled);
 }
 

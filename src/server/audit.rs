@@ -1,9 +1,11 @@
 //! The audit log: `<data_dir>/logs/audit.log` (0600), apart from the debug log and
 //! whatever `OQ_LOG` says. One JSON line per request — its id (also the `X-Request-Id`
 //! response header), the caller, the route, the status, the refusal's code, the remote
-//! address — and one per connection refused at the cap. Bridge decisions (pause, resume,
-//! delegate, settings) are requests like any other, so who made them is here too, as it
-//! is in the event log.
+//! address — one per connection refused at the cap, and one per connection a clock cut
+//! (`connection_cut` with its `clock`: `header_read`, `write`, or `idle` for one that never
+//! sent a request). Bridge decisions (pause, resume, delegate, settings) are requests like
+//! any other, so who made them is here too, as it is in the event log; an admin changing
+//! an upstream's settings for its answerer is marked `onBehalfOf` that answerer.
 //!
 //! Invariant: a line is made only of ids, the route's template, codes and numbers. The
 //! token, a password, a body or a query never reach it; a route that matched nothing is
@@ -49,7 +51,18 @@ struct Line<'a> {
     code: Option<ErrorCode>,
     #[serde(skip_serializing_if = "Option::is_none")]
     remote: Option<String>,
+    /// The clock that cut a connection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clock: Option<&'a str>,
+    /// The people an admin's act was for (an upstream's answerer), when not the caller.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    on_behalf_of: Option<&'a str>,
 }
+
+/// Set on a response by a handler whose caller acted for others (an admin changing an
+/// upstream's settings for its answerer): their ids, comma-separated, for the audit line.
+#[derive(Debug, Clone)]
+pub struct OnBehalfOf(pub String);
 
 impl AuditLog {
     /// Opens (appending) `<data_dir>/logs/audit.log`, 0600.
@@ -81,6 +94,16 @@ impl AuditLog {
             ..Line::new()
         });
     }
+
+    /// A connection a clock cut (`header_read`, `write`, `idle`).
+    pub fn connection_cut(&self, remote: SocketAddr, clock: &str) {
+        self.write(&Line {
+            event: "connection_cut",
+            clock: Some(clock),
+            remote: Some(remote.to_string()),
+            ..Line::new()
+        });
+    }
 }
 
 impl Line<'_> {
@@ -97,6 +120,8 @@ impl Line<'_> {
             status: None,
             code: None,
             remote: None,
+            clock: None,
+            on_behalf_of: None,
         }
     }
 }
@@ -127,6 +152,7 @@ pub async fn audit(State(state): State<AppState>, req: Request, next: Next) -> R
     let mut response = next.run(req).await;
     let status = response.status();
     let code = response.extensions().get::<ErrorCode>().copied();
+    let behalf = response.extensions().get::<OnBehalfOf>().cloned();
     if status.is_server_error() {
         tracing::warn!(%method, route = route.as_deref().unwrap_or("-"), status = status.as_u16(), "request failed");
     } else {
@@ -140,6 +166,7 @@ pub async fn audit(State(state): State<AppState>, req: Request, next: Next) -> R
         status: Some(status.as_u16()),
         code,
         remote,
+        on_behalf_of: behalf.as_ref().map(|b| b.0.as_str()),
         ..Line::new()
     });
     let headers = response.headers_mut();

@@ -245,6 +245,11 @@ impl Upstream {
     }
 
     /// Whether `person` may change this upstream's settings.
+    /// The person the upstream's questions are for.
+    pub fn answerer(&self) -> &str {
+        &self.cfg.answerer
+    }
+
     pub fn is_admin(&self, person: &str) -> bool {
         self.cfg.admins.iter().any(|a| a == person)
     }

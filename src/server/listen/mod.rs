@@ -29,7 +29,7 @@ use tower_service::Service;
 
 use super::audit::AuditLog;
 use super::config::Limits;
-use timed_io::{Activity, Clocks, TimedIo};
+use timed_io::{Activity, Clock, Clocks, TimedIo};
 
 /// Each connection's kernel send buffer (the kernel doubles it for its bookkeeping):
 /// ample for our responses, which are a few KiB of JSON.
@@ -77,9 +77,15 @@ pub async fn accept_loop(
         // megabytes per connection before the write clock even starts.
         let _ = socket2::SockRef::from(&stream).set_send_buffer_size(SEND_BUFFER);
         let (router, stopping) = (router.clone(), stopping.clone());
+        let ends = Ends {
+            remote,
+            audit: audit.clone(),
+            stopping,
+            _permit: permit,
+        };
         match &tls {
             None => {
-                tokio::spawn(connection(stream, remote, router, limits, stopping, permit));
+                tokio::spawn(connection(stream, router, limits, ends));
             }
             Some(tls) => {
                 let acceptor = tls.acceptor();
@@ -87,11 +93,14 @@ pub async fn accept_loop(
                     // The handshake is part of the head: on the same clock.
                     let shake = tokio::time::timeout(limits.header_read, acceptor.accept(stream));
                     match shake.await {
-                        Ok(Ok(io)) => {
-                            connection(io, remote, router, limits, stopping, permit).await
-                        }
+                        Ok(Ok(io)) => connection(io, router, limits, ends).await,
                         Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
-                        Err(_) => tracing::debug!(%remote, "TLS handshake timed out"),
+                        Err(_) => {
+                            // The handshake is on the head's clock.
+                            tracing::debug!(%remote, "TLS handshake timed out");
+                            ends.audit
+                                .connection_cut(remote, Clock::HeaderRead.as_str());
+                        }
                     }
                 });
             }
@@ -116,17 +125,22 @@ fn refuse(stream: &TcpStream, max: usize) {
     let _ = stream.try_write(reply.as_bytes());
 }
 
-async fn connection<I>(
-    stream: I,
+/// What a connection holds besides its stream: where it came from, the audit log for a
+/// clock that cuts it, the stop signal, and its slot under the cap.
+struct Ends {
     remote: SocketAddr,
-    router: Router,
-    limits: Limits,
-    mut stopping: watch::Receiver<bool>,
+    audit: Arc<AuditLog>,
+    stopping: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
-) where
+}
+
+async fn connection<I>(stream: I, router: Router, limits: Limits, mut ends: Ends)
+where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    let remote = ends.remote;
     let activity = Activity::new();
+    let watched = activity.clone();
     let clocks = Clocks {
         header_read: limits.header_read,
         idle: limits.idle,
@@ -155,11 +169,19 @@ async fn connection<I>(
         .serve_connection(io, service);
     tokio::pin!(conn);
     tokio::select! {
-        _ = conn.as_mut() => return,
-        () = stopped(&mut stopping) => {}
+        _ = conn.as_mut() => {}
+        () = stopped(&mut ends.stopping) => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
     }
-    conn.as_mut().graceful_shutdown();
-    let _ = conn.await;
+    // A clock cut it: a stalled head, a client that stopped reading, or a connection
+    // that never sent a request. An idle keep-alive after its requests ends as it should.
+    match watched.cut() {
+        Some((Clock::Idle, requests)) if requests > 0 => {}
+        Some((clock, _)) => ends.audit.connection_cut(remote, clock.as_str()),
+        None => {}
+    }
 }
 
 /// Resolves once the server is stopping (the borrow of the flag is not held).

@@ -19,6 +19,27 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
+/// The clock that cut a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// A head begun and not finished within `header_read` (a slow or stalled client).
+    HeaderRead,
+    /// Nothing to do and nothing arriving within `idle`.
+    Idle,
+    /// A write that made no progress within `write` (a client that stopped reading).
+    Write,
+}
+
+impl Clock {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Clock::HeaderRead => "header_read",
+            Clock::Idle => "idle",
+            Clock::Write => "write",
+        }
+    }
+}
+
 /// Where a connection stands, shared by its stream and its requests.
 #[derive(Debug)]
 pub struct Activity(Mutex<Phase>);
@@ -33,6 +54,10 @@ struct Phase {
     /// The read that waited while a request was in flight (no clock then): woken when
     /// the request ends, so the idle clock starts.
     reader: Option<Waker>,
+    /// How many requests reached the router on this connection.
+    requests: usize,
+    /// The clock that cut it, once one did.
+    cut: Option<Clock>,
 }
 
 /// The clocks' lengths.
@@ -50,6 +75,8 @@ impl Activity {
             idle_since: Instant::now(),
             head_since: None,
             reader: None,
+            requests: 0,
+            cut: None,
         })))
     }
 
@@ -62,6 +89,7 @@ impl Activity {
     pub fn begin(self: &Arc<Self>) -> InFlight {
         let mut p = self.phase();
         p.in_flight += 1;
+        p.requests += 1;
         p.head_since = None;
         InFlight(self.clone())
     }
@@ -73,18 +101,28 @@ impl Activity {
         }
     }
 
-    /// When a read still waiting must give up; `None` while a request is in flight
-    /// (then `waker` is woken when it ends).
-    fn read_deadline(&self, clocks: Clocks, waker: &Waker) -> Option<Instant> {
+    /// When a read still waiting must give up, and by which clock; `None` while a
+    /// request is in flight (then `waker` is woken when it ends).
+    fn read_deadline(&self, clocks: Clocks, waker: &Waker) -> Option<(Instant, Clock)> {
         let mut p = self.phase();
         if p.in_flight > 0 {
             p.reader = Some(waker.clone());
             return None;
         }
         Some(match p.head_since {
-            Some(t) => t + clocks.header_read,
-            None => p.idle_since + clocks.idle,
+            Some(t) => (t + clocks.header_read, Clock::HeaderRead),
+            None => (p.idle_since + clocks.idle, Clock::Idle),
         })
+    }
+
+    fn cut_by(&self, clock: Clock) {
+        self.phase().cut.get_or_insert(clock);
+    }
+
+    /// The clock that cut the connection, if one did, and how many requests it had made.
+    pub fn cut(&self) -> Option<(Clock, usize)> {
+        let p = self.phase();
+        p.cut.map(|c| (c, p.requests))
     }
 }
 
@@ -132,10 +170,13 @@ impl<T> TimedIo<T> {
             .write_timer
             .get_or_insert_with(|| Box::pin(tokio::time::sleep(write)));
         match timer.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the client stopped reading",
-            ))),
+            Poll::Ready(()) => {
+                self.activity.cut_by(Clock::Write);
+                Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the client stopped reading",
+                )))
+            }
             Poll::Pending => Poll::Pending,
         }
     }
@@ -167,7 +208,8 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Pending => {
-                let Some(deadline) = self.activity.read_deadline(self.clocks, cx.waker()) else {
+                let Some((deadline, clock)) = self.activity.read_deadline(self.clocks, cx.waker())
+                else {
                     return Poll::Pending;
                 };
                 let timer = self.read_timer.as_mut();
@@ -175,10 +217,13 @@ impl<T: AsyncRead + Unpin> AsyncRead for TimedIo<T> {
                     timer.reset(deadline);
                 }
                 match self.read_timer.as_mut().poll(cx) {
-                    Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "the client sent no request in time",
-                    ))),
+                    Poll::Ready(()) => {
+                        self.activity.cut_by(clock);
+                        Poll::Ready(Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "the client sent no request in time",
+                        )))
+                    }
                     Poll::Pending => Poll::Pending,
                 }
             }

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
+use axum::response::IntoResponse;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -211,7 +212,7 @@ pub async fn settings(
     State(st): State<AppState>,
     caller: Caller,
     ApiJson(body): ApiJson<Value>,
-) -> ApiResult<Json<DelegateSnapshot>> {
+) -> ApiResult<axum::response::Response> {
     let Some(obj) = body.as_object() else {
         return Err(
             OqError::invalid(ErrorCode::InvalidSetting, "send {\"enabled\": true|false}").into(),
@@ -243,9 +244,23 @@ pub async fn settings(
     for up in &ups {
         up.set_enabled(&actor, value.clone()).await?;
     }
-    Ok(Json(DelegateSnapshot {
+    // An admin who is not the upstream's answerer decided for the answerer.
+    let mut behalf: Vec<&str> = ups
+        .iter()
+        .map(|u| u.answerer())
+        .filter(|a| *a != caller.user.id)
+        .collect();
+    behalf.dedup();
+    let mut response = Json(DelegateSnapshot {
         upstreams: ups.iter().map(|u| u.snapshot()).collect(),
-    }))
+    })
+    .into_response();
+    if !behalf.is_empty() {
+        response
+            .extensions_mut()
+            .insert(crate::server::audit::OnBehalfOf(behalf.join(",")));
+    }
+    Ok(response)
 }
 
 /// `GET /api/question-auto-delegate/sessions/{sessionId}/blocking`: whether an OpenCode
