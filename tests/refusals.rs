@@ -450,6 +450,19 @@ fn refusals(door: &dyn Door) -> Vec<String> {
         "unknown sort",
         &door.run("dev-a", &["list", "--sort", "random"]),
     );
+    let huge = "x".repeat(10_000);
+    note(
+        "search of 10000",
+        &door.run("dev-a", &["list", "--search", &huge]),
+    );
+    note(
+        "unknown sort",
+        &door.run("dev-a", &["list", "--sort", "shuffled"]),
+    );
+    note(
+        "cursor of another sort",
+        &door.run("dev-a", &["list", "--sort", "asker", "--cursor", "3"]),
+    );
     note(
         "empty question",
         &door.run("po-bot", &["ask", " ", "--session", &sid]),
@@ -520,6 +533,8 @@ fn every_refusal_a_door_provokes_is_the_same_locally_and_over_http() {
         "answer a closed question: exit 8 oq: question_closed",
         "limit 0: exit 6 oq: invalid_limit",
         "options on a text question: exit 6 oq: invalid_answers",
+        "search of 10000: exit 6 oq: invalid_search",
+        "unknown sort: exit 6 oq: invalid_sort",
     ] {
         assert!(
             local.iter().any(|l| l == expected),
