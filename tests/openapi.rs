@@ -92,6 +92,12 @@ const ELSEWHERE: &[Entry] = &[
         422,
         "a server with an OpenCode bridge (bridge_authz: a malformed body, a setting that is not a boolean)",
     ),
+    (
+        "*",
+        "/mcp",
+        200,
+        "MCP's own handshake and session (mcp_serve: the Python MCP client, and a real Claude Code)",
+    ),
 ];
 
 type Entry = (&'static str, &'static str, u16, &'static str);
@@ -310,6 +316,20 @@ async fn every_documented_status_of_every_route_is_made_and_conforms() {
         &s.call(Auth::None, Method::GET, "/openapi.json", None).await,
         200,
     );
+    // /mcp's refusals, on each of its methods: no token, a person, no session, a session
+    // that is not the project's.
+    for m in [Method::POST, Method::GET, Method::DELETE] {
+        let body = (m == Method::POST).then(|| json!({}));
+        let conv = format!("/mcp?session={}", w.conversation);
+        for (who, path, status) in [
+            (Auth::None, conv.as_str(), 401),
+            (Auth::User(ANA), conv.as_str(), 403),
+            (Auth::User(CRIATIVO), "/mcp", 422),
+            (Auth::User(CRIATIVO), "/mcp?session=nope", 404),
+        ] {
+            must(&s.call(who, m.clone(), path, body.clone()).await, status);
+        }
+    }
     must(&s.get(ANA, "/me").await, 200);
     must(&s.call(Auth::None, Method::GET, "/me", None).await, 401);
 

@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::parts::err;
+use super::parts::{err, unauthorized};
+use crate::domain::ErrorCode as C;
 
 /// The `/mcp` path item: the three methods Streamable HTTP uses.
 pub(super) fn path_item() -> Value {
@@ -18,11 +19,11 @@ pub(super) fn path_item() -> Value {
     let refusals = |ok: Value| {
         json!({
             "200": ok,
-            "401": err("no token, or a token this server does not know (`unauthorized`)"),
-            "403": err("a person's token: /mcp is for agents (`role_not_allowed`)"),
-            "404": err("the project is not the token's, the session does not exist in it, or the MCP session is not this token's (`not_found`)"),
-            "422": err("no session, several projects and none named, or an unknown query field (`session_required`, `project_required`, `invalid_query`)"),
-            "429": err("too many failed authentications from this address this minute (`too_many_auth_failures`)")
+            "401": unauthorized(),
+            "403": err("a person's token: /mcp is for agents (`role_not_allowed`)", &[C::RoleNotAllowed]),
+            "404": err("the project is not the token's, the session does not exist in it, or the MCP session is not this token's (`not_found`)", &[C::NotFound]),
+            "422": err("no session, several projects and none named, or an unknown query field (`session_required`, `project_required`, `invalid_query`)", &[C::SessionRequired, C::ProjectRequired, C::InvalidQuery, C::InvalidId]),
+            "429": err("too many failed authentications from this address this minute (`too_many_auth_failures`)", &[C::TooManyAuthFailures])
         })
     };
     let stream = json!({ "description": "JSON-RPC messages", "content": {
