@@ -102,23 +102,17 @@ fn schemathesis_finds_no_5xx_and_no_reply_off_the_document() {
             "schemathesis as the {who} failed:\n{report}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        // It ran, and tested every operation it selected: all but the event stream and
-        // /mcp's three.
+        // It ran, and tested every operation it selected (all but the event stream and
+        // /mcp's).
         let figure = |label: &str| {
             let line = report.lines().find_map(|l| l.trim().strip_prefix(label));
             line.unwrap_or_else(|| panic!("no {label} in {report}"))
                 .trim()
                 .to_string()
         };
-        let (selected, total) = figure("Selected:")
-            .split_once('/')
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .unwrap();
+        let selected = figure("Selected:");
+        let selected = selected.split('/').next().unwrap().to_string();
         assert_eq!(figure("Tested:"), selected, "{report}");
-        assert_eq!(
-            selected.parse::<usize>().unwrap() + 1,
-            total.parse::<usize>().unwrap()
-        );
         assert!(report.contains(" passed"), "{report}");
     }
     assert!(!s.stderr().contains("panicked"), "{}", s.stderr());
