@@ -18,6 +18,9 @@ use crate::engine::store::{QuestionPage, QuestionQuery, StatusFilter};
 /// The SQL of one list: `FROM` and `WHERE` shared by the page and the count.
 struct Plan {
     from: &'static str,
+    /// What the count reads: for the open set, the open table alone (the filter names
+    /// only its columns), so the whole filter's total is an index count, not a join.
+    count_from: &'static str,
     /// The declaration's log position and project, as the driving table has them.
     seq: &'static str,
     project: &'static str,
@@ -82,8 +85,13 @@ impl Plan {
             ));
             params.push((name, Value::Text(value)));
         }
+        let count_from = match q.status {
+            StatusFilter::Open => "open_questions o",
+            StatusFilter::Answered | StatusFilter::All => from,
+        };
         Plan {
             from,
+            count_from,
             seq,
             project,
             filter,
@@ -110,7 +118,10 @@ fn bound(params: &[(String, Value)]) -> Vec<(&str, &dyn rusqlite::ToSql)> {
 
 pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
     let plan = Plan::new(q);
-    let count_sql = format!("SELECT count(*) FROM {} WHERE {}", plan.from, plan.filter);
+    let count_sql = format!(
+        "SELECT count(*) FROM {} WHERE {}",
+        plan.count_from, plan.filter
+    );
     let total: i64 = conn
         .prepare_cached(&count_sql)?
         .query_row(&*bound(&plan.params), |r| r.get(0))?;

@@ -1,0 +1,156 @@
+//! The whole-queue benchmark (`cargo bench --bench list`), plain `fn main`, no harness.
+//!
+//! 100,000 questions in one project (every tenth answered), written straight into the
+//! store of a real `oq serve` (`tests/common_server`, SQLite, on 127.0.0.1:0) before it
+//! is measured; then each list query below `OQ_BENCH_REPS` times (30), through
+//! `LocalSource` (the engine in this process, on the same file) and through `HttpSource`
+//! (the server, over loopback HTTP): p50, p99, max, and the total the query found.
+//!
+//! - `newest`: the first page, newest first (the whole open set ordered);
+//! - `asker`: the first page by asker (a key outside every index: a sort of the filter);
+//! - `search rare`: a word in one question only, beyond every first page;
+//! - `search common`: two words most questions hold (the count is of the whole filter);
+//! - `search answer`: a word only answers hold, over open and answered (`status=all`);
+//! - `search + newest`: a common word, newest first.
+//!
+//! Every figure is printed as `OQBENCH <metric> <value> <unit>` too.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+#[path = "../tests/common_server/mod.rs"]
+mod common_server;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common_server::{ANA, TestServer, seed};
+use oq::domain::{Afeta, Event};
+use oq::engine::{
+    EngineConfig, ListQuery, LocalEngine, NewEvent, Sort, SqliteStore, StatusFilter, Store,
+};
+use oq::source::{HttpSource, LocalSource, Source};
+
+const QUESTIONS: usize = 100_000;
+
+fn fill(store: &SqliteStore, session: &str) {
+    for chunk in 0..QUESTIONS / 5000 {
+        let mut batch = Vec::new();
+        for i in 0..5000 {
+            let n = chunk * 5000 + i;
+            let id = format!("q-list{n:07}");
+            let pergunta = if n == 77_777 {
+                format!("Question {n}: where does the zeppelin hangar go?")
+            } else {
+                format!(
+                    "Question {n}: should the checkout accept payment method {} in region {}?",
+                    n % 17,
+                    n % 5
+                )
+            };
+            batch.push(NewEvent {
+                project_id: "loja".into(),
+                actor: "po-bot".into(),
+                event: Event::OpenQuestion {
+                    question_id: id.clone(),
+                    pergunta,
+                    sugestao: Some("Yes, behind a flag".into()),
+                    afeta: Afeta::default(),
+                    autor: ["po", "arquiteto", "criativo"][n % 3].into(),
+                    session_id: session.into(),
+                    source: "oq".into(),
+                    prompts: Vec::new(),
+                    upstream: None,
+                },
+            });
+            if n % 10 == 0 {
+                batch.push(NewEvent {
+                    project_id: "loja".into(),
+                    actor: ANA.into(),
+                    event: Event::QuestionAnswered {
+                        question_id: id,
+                        resposta: format!("Decided in review {n}: the flag stays off"),
+                        aceitou_sugestao: false,
+                        decision_event_id: format!("d-list{n:07}"),
+                        respondida_por: ANA.into(),
+                        answers: Vec::new(),
+                        idempotency_key: None,
+                        decision_source: None,
+                    },
+                });
+            }
+        }
+        store.transact(|_| Ok((batch, ()))).expect("questions");
+    }
+}
+
+fn queries() -> Vec<(&'static str, ListQuery)> {
+    let open = || ListQuery::new(StatusFilter::Open);
+    vec![
+        ("newest", open().sorted(Sort::Newest)),
+        ("asker", open().sorted(Sort::Asker)),
+        ("search_rare", open().search("zeppelin").unwrap()),
+        ("search_common", open().search("checkout region").unwrap()),
+        (
+            "search_answer",
+            ListQuery::new(StatusFilter::All).search("review").unwrap(),
+        ),
+        (
+            "search_newest",
+            open().search("payment").unwrap().sorted(Sort::Newest),
+        ),
+    ]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+async fn measure<S: Source>(label: &str, source: &S, reps: usize) {
+    for (name, query) in queries() {
+        let mut times = Vec::with_capacity(reps);
+        let mut total = 0;
+        for _ in 0..reps {
+            let t = Instant::now();
+            let page = source.list(Some("loja"), &query).await.expect("list");
+            times.push(t.elapsed());
+            total = page.total;
+        }
+        times.sort();
+        let p = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
+        println!(
+            "{label:>5} {name:<14} total {total:>6}  p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms",
+            ms(p(0.5)),
+            ms(p(0.99)),
+            ms(times[times.len() - 1])
+        );
+        println!("OQBENCH list_{label}_{name}_p50 {:.3} ms", ms(p(0.5)));
+    }
+}
+
+fn main() {
+    let reps: usize = std::env::var("OQ_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let s = TestServer::start().await;
+        let world = seed(&s).await;
+        let t = Instant::now();
+        let store = SqliteStore::open_in(&s.data_dir).expect("store");
+        fill(&store, &world.conversation);
+        println!(
+            "filled {QUESTIONS} questions ({} answered) in {:.1} s",
+            QUESTIONS / 10,
+            t.elapsed().as_secs_f64()
+        );
+        let engine = Arc::new(LocalEngine::new(store, EngineConfig::default()));
+        let local = LocalSource::new(engine, ANA);
+        measure("local", &local, reps).await;
+        let http = HttpSource::new(&s.base, s.token(ANA)).unwrap();
+        measure("http", &http, reps).await;
+        s.stop().await;
+    });
+}
