@@ -191,6 +191,8 @@ fn full_disk_at(disk: &SmallDisk, kib: u64) {
     );
     tui.wait_text("Open questions");
     if !answered_locally {
+        // The rows, not just the pane's title: `a` before them selects nothing.
+        tui.wait_text("> Seeded 0?");
         tui.send(b"a");
         tui.wait_text("no space left on");
     }
