@@ -889,3 +889,55 @@ fn no_key_sequence_panics_at_any_size() {
         }
     }
 }
+
+#[test]
+fn a_g_still_loading_is_dropped_when_the_filter_changes() {
+    let mut m = Model::new("dev-a", "local", None, NOW, Keymap::default());
+    init(&mut m);
+    let page = |from: usize| -> Vec<_> {
+        (from..from + 50)
+            .map(|i| question(&format!("q-{i}"), "dev-a", "dev-a", "Q", None, 1))
+            .collect()
+    };
+    let id = m.queue.generation;
+    update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: false,
+            page: Ok(QuestionList {
+                items: page(0),
+                total: 200,
+                cursor: Some("c50".into()),
+            }),
+        },
+    );
+    let fx = update(&mut m, ch('G'));
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::LoadMore { .. })),
+        "{fx:?}"
+    );
+    update(&mut m, ch('f'));
+    let g = m.queue.generation;
+    // The answered filter's first page, with pages after it: nothing more is asked for.
+    let fx = update(
+        &mut m,
+        Msg::Loaded {
+            id: g,
+            append: false,
+            page: Ok(QuestionList {
+                items: page(100),
+                total: 200,
+                cursor: Some("c150".into()),
+            }),
+        },
+    );
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::LoadMore { .. })),
+        "{fx:?}"
+    );
+    assert_eq!(
+        m.selected, 0,
+        "the selection stays at the top of the new filter"
+    );
+}

@@ -284,6 +284,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             if model.filter != StatusFilter::Open {
                 model.filter = StatusFilter::Open;
                 model.queue.items.clear();
+                model.queue.to_end = false;
                 model.refresh_visible();
                 fx.extend(reload(model));
             }
@@ -335,6 +336,8 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             model.queue.items.clear();
             model.queue.cursor = None;
             model.queue.loaded_once = false;
+            // A `G` still loading pages was for the old filter.
+            model.queue.to_end = false;
             model.refresh_visible();
             sync_form(model, fx);
             fx.extend(reload(model));

@@ -12,6 +12,9 @@ use super::model::{Model, PAGE};
 use super::notice::info;
 use super::update::{reload_pages, sync_form};
 
+/// What the status line says while `G` loads pages; it goes when they have arrived.
+const LOADING_TO_END: &str = "loading every question to the last…";
+
 /// Asks for the next page once the selection is within half a page of the loaded end.
 pub(super) fn maybe_load_more(model: &mut Model, fx: &mut Vec<Effect>) {
     if model.queue.loading_more || model.selected + PAGE / 2 < model.visible.len() {
@@ -40,7 +43,7 @@ fn load_next(model: &mut Model, fx: &mut Vec<Effect>) -> bool {
 pub(super) fn to_end(model: &mut Model, fx: &mut Vec<Effect>) {
     if model.queue.cursor.is_some() {
         model.queue.to_end = true;
-        info(model, "loading every question to the last…".into());
+        info(model, LOADING_TO_END.into());
         load_next(model, fx);
     } else {
         select_last(model, fx);
@@ -51,7 +54,13 @@ pub(super) fn to_end(model: &mut Model, fx: &mut Vec<Effect>) {
 pub(super) fn continue_to_end(model: &mut Model, fx: &mut Vec<Effect>) {
     if !load_next(model, fx) {
         model.queue.to_end = false;
-        model.notice = None;
+        if model
+            .notice
+            .as_ref()
+            .is_some_and(|n| n.text == LOADING_TO_END)
+        {
+            model.notice = None;
+        }
         select_last(model, fx);
     }
 }
