@@ -128,6 +128,12 @@ async fn bad_search_sort_or_cursor_is_a_named_422() {
     let long = "x".repeat(10_000);
     for (query, code) in [
         (format!("q={long}"), "invalid_search"),
+        // What schemathesis sent: a NUL ended SQLite's FTS5 phrase ("unterminated string", 500).
+        (
+            "q=9%C3%A4s%10%0E%C3%BF%00%F3%A6%B3%85+&sort=oldest".to_string(),
+            "invalid_search",
+        ),
+        ("q=ab%00cd".to_string(), "invalid_search"),
         ("sort=shuffled".to_string(), "invalid_sort"),
         ("sort=project&cursor=12".to_string(), "invalid_cursor"),
         ("limit=0".to_string(), "invalid_limit"),

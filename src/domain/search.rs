@@ -29,6 +29,14 @@ impl Search {
                 format!("search text of {chars} characters: at most {SEARCH_MAX_CHARS}"),
             ));
         }
+        // Stored text holds no control characters (`text::check_text`), so such a search
+        // could match nothing; and a NUL would end the FTS5 query string mid-phrase.
+        if text.chars().any(|c| c.is_control() && !c.is_whitespace()) {
+            return Err(OqError::invalid(
+                ErrorCode::InvalidSearch,
+                "search text contains control characters",
+            ));
+        }
         let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
         if words.len() > SEARCH_MAX_WORDS {
             return Err(OqError::invalid(
@@ -94,5 +102,16 @@ mod tests {
             Search::parse(many).unwrap_err().code(),
             ErrorCode::InvalidSearch
         );
+    }
+
+    #[test]
+    fn control_characters_are_refused_but_tabs_and_newlines_split_words() {
+        for text in ["9\u{0}s", "a\u{10}b", "x\u{7f}"] {
+            let e = Search::parse(text).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidSearch, "{text:?}");
+            assert!(e.to_string().contains("control characters"), "{e}");
+        }
+        let s = Search::parse("a\tb\nc").unwrap().unwrap();
+        assert_eq!(s.words(), ["a", "b", "c"]);
     }
 }
