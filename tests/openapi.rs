@@ -36,7 +36,7 @@ const ELSEWHERE: &[Entry] = &[
         "*",
         "*",
         503,
-        "a store that cannot serve now (store_busy, store_flush_failure, team_store)",
+        "a store that cannot serve now (store_busy, store_flush_failure, team_store), or a connection beyond max_connections (serve_limits)",
     ),
     (
         "POST",

@@ -11,6 +11,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "../common_openapi/mod.rs"]
+pub mod openapi;
+
 use oq::domain::{Actor, AnswerInput, DeclareInput, Role, SessionKind};
 use oq::engine::{EngineConfig, LocalEngine, SqliteStore};
 use oq::server::config::token_hash;
@@ -279,9 +282,35 @@ pub fn outbox_items(out: &Output) -> Vec<serde_json::Value> {
     v["items"].as_array().cloned().unwrap_or_default()
 }
 
-/// One raw HTTP/1.1 request on `c` and its response (head and a Content-Length body);
-/// the connection stays open. `c` should have a read timeout (the wait is bounded).
+/// The reply to the raw `request` checked against `/openapi.json`, as the harnesses check
+/// theirs: the route documents the status, and a JSON body fits the documented schema.
+pub fn conform_raw(request: &str, reply: &str) {
+    let mut line = request.split("\r\n").next().unwrap_or_default().split(' ');
+    let (method, path) = (
+        line.next().unwrap_or_default(),
+        line.next().unwrap_or_default(),
+    );
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((reply, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse::<u16>().ok())
+        .unwrap_or_else(|| {
+            panic!("no HTTP status line in the reply to {method} {path}: {reply:?}")
+        });
+    openapi::conform(method, path, status, body);
+}
+
+/// One raw HTTP/1.1 request on `c` and its response (head and a Content-Length body),
+/// checked against the document ([`conform_raw`]); the connection stays open. `c` should
+/// have a read timeout (the wait is bounded).
 pub fn exchange(c: &mut TcpStream, request: &str) -> String {
+    let reply = exchange_unchecked(c, request);
+    conform_raw(request, &reply);
+    reply
+}
+
+fn exchange_unchecked(c: &mut TcpStream, request: &str) -> String {
     c.write_all(request.as_bytes()).unwrap();
     let started = Instant::now();
     let mut got = Vec::new();

@@ -232,7 +232,7 @@ pub fn document() -> Value {
             "404": err("no bridge of the caller's projects", &[C::NotFound])
         }
     });
-    json!({
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "oq",
@@ -285,7 +285,48 @@ pub fn document() -> Value {
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
             "schemas": schemas::all()
         }
-    })
+    });
+    refuse_beyond_max_connections(&mut doc);
+    doc
+}
+
+/// A connection beyond `[limits] max_connections` is answered 503 `too_many_connections`
+/// before any route is chosen, so every operation names it: beside its own 503 codes, as
+/// the alternative to `/healthz`'s health body, or as its only 503.
+fn refuse_beyond_max_connections(doc: &mut Value) {
+    const WHY: &str = "the server holds `[limits] max_connections` connections already (`too_many_connections`): the connection is closed";
+    let refusal = err(WHY, &[C::TooManyConnections]);
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for op in paths
+        .values_mut()
+        .filter_map(Value::as_object_mut)
+        .flat_map(|ops| ops.values_mut())
+    {
+        let Some(responses) = op["responses"].as_object_mut() else {
+            continue;
+        };
+        let Some(own) = responses.get_mut("503") else {
+            responses.insert("503".into(), refusal.clone());
+            continue;
+        };
+        let Some(schema) = own.pointer_mut("/content/application~1json/schema") else {
+            continue;
+        };
+        if let Some(codes) = schema
+            .pointer_mut("/allOf/1/properties/code/enum")
+            .and_then(Value::as_array_mut)
+        {
+            codes.push(json!(C::TooManyConnections.as_str()));
+        } else {
+            let alone = refusal["content"]["application/json"]["schema"].clone();
+            *schema = json!({ "oneOf": [schema.take(), alone] });
+        }
+        if let Some(d) = own["description"].as_str() {
+            own["description"] = json!(format!("{d}; or {WHY}"));
+        }
+    }
 }
 
 /// `GET /healthz`'s body.
