@@ -429,6 +429,53 @@ fn the_document_carries_the_enums_patterns_and_one_of() {
 
 /// The check itself sees a broken rule: an undocumented status, a code its status does
 /// not name, a body off its schema.
+/// Every link on a 201 leads to a documented operation, supplies exactly its path
+/// parameters, and takes the id from a field the created thing has.
+#[test]
+fn every_link_leads_to_an_operation_with_the_ids_it_needs() {
+    let doc = common_openapi::document();
+    let mut links = 0;
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for (method, op) in ops.as_object().unwrap() {
+            let Some(created) = op["responses"].get("201") else {
+                continue;
+            };
+            let made = &created["content"]["application/json"]["schema"]["$ref"];
+            let made = made.as_str().unwrap().rsplit('/').next().unwrap();
+            let fields = &doc["components"]["schemas"][made]["properties"];
+            for (name, link) in created["links"].as_object().into_iter().flatten() {
+                links += 1;
+                let pointer = link["operationRef"]
+                    .as_str()
+                    .unwrap()
+                    .strip_prefix('#')
+                    .unwrap();
+                let target = doc.pointer(pointer).unwrap_or_else(|| {
+                    panic!("{method} {path} link {name}: {pointer} is no operation")
+                });
+                let target_path = pointer.split('/').nth(2).unwrap().replace("~1", "/");
+                let needs: BTreeSet<String> = target_path
+                    .split('/')
+                    .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}').map(String::from))
+                    .collect();
+                let given = link["parameters"].as_object().unwrap();
+                let given_names: BTreeSet<String> = given.keys().cloned().collect();
+                assert_eq!(given_names, needs, "{method} {path} link {name}");
+                assert!(target["responses"].is_object(), "{pointer}");
+                for value in given.values() {
+                    if let Some(field) = value.as_str().unwrap().strip_prefix("$response.body#/") {
+                        assert!(
+                            fields.get(field).is_some(),
+                            "{made} has no {field} ({name})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(links >= 9, "{links} links");
+}
+
 #[test]
 #[should_panic(expected = "documents no 418")]
 fn an_undocumented_status_fails() {

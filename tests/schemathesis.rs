@@ -101,6 +101,7 @@ fn schemathesis_finds_no_5xx_and_no_reply_off_the_document() {
             .output()
             .unwrap();
         let report = String::from_utf8_lossy(&out.stdout);
+        eprintln!("schemathesis as the {who}:\n{report}"); // shown with --nocapture
         assert!(
             out.status.success(),
             "schemathesis as the {who} failed:\n{report}\n{}",

@@ -287,7 +287,65 @@ pub fn document() -> Value {
         }
     });
     refuse_beyond_max_connections(&mut doc);
+    link_created_ids(&mut doc);
     doc
+}
+
+/// What a created thing's id leads to (OpenAPI links on the 201): a client, or
+/// schemathesis's stateful phase, reaches the answer, the dismissal and the moves with
+/// the id just made rather than a guessed one.
+fn link_created_ids(doc: &mut Value) {
+    const Q: &str = "/projects/{projectId}/open-questions/{questionId}";
+    const S: &str = "/projects/{projectId}/stories/{storyId}";
+    const T: &str = "/projects/{projectId}/tasks/{taskId}";
+    let created: [(&str, &str, &[(&str, String, &str)]); 3] = [
+        (
+            "/projects/{projectId}/open-questions",
+            "questionId",
+            &[
+                ("question", Q.into(), "get"),
+                ("answer", format!("{Q}/answer"), "post"),
+                ("dismiss", format!("{Q}/dismiss"), "post"),
+            ],
+        ),
+        (
+            "/projects/{projectId}/stories",
+            "storyId",
+            &[
+                ("state", format!("{S}/state"), "post"),
+                ("correction", format!("{S}/corrections"), "post"),
+            ],
+        ),
+        (
+            "/projects/{projectId}/tasks",
+            "taskId",
+            &[
+                ("task", T.into(), "get"),
+                ("state", format!("{T}/state"), "post"),
+                ("verdict", format!("{T}/qa-verdicts"), "post"),
+                ("devContext", format!("{T}/dev-context"), "get"),
+            ],
+        ),
+    ];
+    for (from, id, targets) in created {
+        let links: serde_json::Map<String, Value> = targets
+            .iter()
+            .map(|(name, path, method)| {
+                let pointer = path.replace('~', "~0").replace('/', "~1");
+                let link = json!({
+                    "operationRef": format!("#/paths/{pointer}/{method}"),
+                    "parameters": {
+                        "projectId": "$request.path.projectId",
+                        *id: format!("$response.body#/{id}"),
+                    }
+                });
+                ((*name).to_string(), link)
+            })
+            .collect();
+        if let Some(created) = doc["paths"][from]["post"]["responses"].get_mut("201") {
+            created["links"] = Value::Object(links);
+        }
+    }
 }
 
 /// A connection beyond `[limits] max_connections` is answered 503 `too_many_connections`
