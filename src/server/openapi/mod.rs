@@ -298,7 +298,9 @@ fn link_created_ids(doc: &mut Value) {
     const Q: &str = "/projects/{projectId}/open-questions/{questionId}";
     const S: &str = "/projects/{projectId}/stories/{storyId}";
     const T: &str = "/projects/{projectId}/tasks/{taskId}";
-    let created: [(&str, &str, &[(&str, String, &str)]); 3] = [
+    /// (link name, target path, target method)
+    type Target<'a> = (&'a str, String, &'a str);
+    let created: [(&str, &str, &[Target]); 3] = [
         (
             "/projects/{projectId}/open-questions",
             "questionId",
