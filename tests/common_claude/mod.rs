@@ -64,6 +64,9 @@ impl Peer {
             .unwrap();
         let root = state.path();
         std::fs::create_dir_all(root.join("home/.claude")).unwrap();
+        // Claude Code's Bun runtime unpacks a 5 MB library into TMPDIR per start: here,
+        // not /tmp, so it goes with the test's directory.
+        std::fs::create_dir_all(root.join("home/tmp")).unwrap();
         std::fs::create_dir_all(root.join("work")).unwrap();
         std::fs::create_dir_all(root.join("oq")).unwrap();
         let work = root.join("work");
@@ -122,6 +125,7 @@ impl Peer {
     pub fn env(&self) -> Vec<(String, String)> {
         [
             ("HOME", self.home().display().to_string()),
+            ("TMPDIR", self.home().join("tmp").display().to_string()),
             (
                 "ANTHROPIC_BASE_URL",
                 format!("http://127.0.0.1:{}", self.port),

@@ -248,6 +248,9 @@ impl Peer {
             std::fs::create_dir_all(home.join(d)).unwrap();
         }
         std::fs::create_dir_all(root.join("work")).unwrap();
+        // OpenCode's Bun runtime unpacks a 5 MB library into TMPDIR per start: here, not
+        // /tmp, so the wrapper's `rm -rf` of the state dir takes it too.
+        std::fs::create_dir_all(root.join("tmp")).unwrap();
         let model_log = root.join("model-requests.jsonl");
         let server_log = root.join("server.log");
 
@@ -525,6 +528,7 @@ kill -9 $pid 2>/dev/null; rm -rf "$OQ_STATE_DIR""#,
         .env("OQ_PID_FILE", &pid_file)
         .env("OQ_STATE_DIR", root)
         .env("HOME", &home)
+        .env("TMPDIR", root.join("tmp"))
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .env("XDG_STATE_HOME", home.join(".local/state"))
