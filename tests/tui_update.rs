@@ -17,8 +17,12 @@ use oq::tui::update::{init, update};
 use oq::wire::{QuestionList, Readiness};
 use tui_fixtures::*;
 
+/// The author's queue, with writing keys acting at once (their confirmation is
+/// `tui_confirm.rs`'s).
 fn me() -> Model {
-    loaded("dev-a", sample("dev-a"))
+    let mut m = loaded("dev-a", sample("dev-a"));
+    m.behaviour.confirm = false;
+    m
 }
 
 fn notice(m: &Model) -> String {
@@ -771,6 +775,9 @@ fn keys_from_config_replace_the_defaults_and_feed_help() {
         },
     );
     assert!(update(&mut m, ch('a')).is_empty());
+    // The rebound key asks, and confirms.
+    assert!(update(&mut m, ch('y')).is_empty());
+    assert!(matches!(m.modal, Some(oq::tui::modal::Modal::Confirm(_))));
     assert!(matches!(
         update(&mut m, ch('y')).as_slice(),
         [Effect::Submit { .. }]

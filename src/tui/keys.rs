@@ -10,17 +10,21 @@ use super::effect::Effect;
 use super::keymap::Action;
 use super::modal::Modal;
 use super::model::{Focus, Model};
-use super::notice::{error, info};
+use super::notice::error;
 use super::submit::submit;
 use super::update::{draft_changed, reload, sync_form};
+use super::writes::{refusal, refuse};
 use crate::domain::AnswerInput;
-use crate::domain::readiness::ReadinessGate;
 use crate::engine::StatusFilter;
 
 pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     if model.modal.is_some() {
-        if super::modal::key(model, k) {
+        if super::modal::is_hard_quit(model, k) {
             fx.extend(quit(model));
+        } else if matches!(model.modal, Some(Modal::Confirm(_))) {
+            super::confirm::key(model, k, fx);
+        } else {
+            super::modal::key(model, k);
         }
         return;
     }
@@ -148,41 +152,6 @@ fn choices_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     }
 }
 
-/// Why the current question cannot take an answer now, in words; `None` when it can.
-fn refusal(model: &Model) -> Option<String> {
-    let Some(q) = model.current() else {
-        return Some("no question is selected".into());
-    };
-    if q.status != "open" {
-        return Some("this question is already answered".into());
-    }
-    if !q.can_answer {
-        return Some(
-            q.reason
-                .clone()
-                .unwrap_or_else(|| "you cannot answer this question".into()),
-        );
-    }
-    if model.in_flight.is_some() {
-        return Some("an answer is being sent".into());
-    }
-    super::outbox::already_queued(model, &q.question_id)
-}
-
-/// An answering key was refused. On a question this person cannot answer the refusal is
-/// a modal: what they type next (believing they are in a field) must not act.
-fn refuse(model: &mut Model, why: String) {
-    match model.current() {
-        Some(q) if q.status == "open" && !q.can_answer => {
-            model.modal = Some(Modal::Inert {
-                question_id: q.question_id.clone(),
-                reason: why,
-            });
-        }
-        _ => error(model, why),
-    }
-}
-
 /// The quit key is a teardown like any other: through the one cleanup.
 fn quit(model: &mut Model) -> Vec<Effect> {
     abort_open_work(model, &ExitReason::Teardown(Teardown::Quit))
@@ -196,6 +165,19 @@ fn submit_text(model: &mut Model, fx: &mut Vec<Effect>) {
     let text = form.value();
     if text.trim().is_empty() {
         return error(model, "type an answer first (Esc leaves the field)".into());
+    }
+    let (n, limit) = (
+        text.trim_end().chars().count(),
+        crate::domain::question::RESPOSTA_MAX_CHARS,
+    );
+    if n > limit {
+        return error(
+            model,
+            format!(
+                "the answer is {n} characters, {} over the limit of {limit}; nothing was sent",
+                n - limit
+            ),
+        );
     }
     submit(model, AnswerInput::text(text.trim_end()), fx);
 }
@@ -240,26 +222,6 @@ fn move_by(model: &mut Model, delta: isize, fx: &mut Vec<Effect>) {
     }
 }
 
-fn readiness(model: &mut Model, gate: ReadinessGate, fx: &mut Vec<Effect>) {
-    let project = model
-        .project
-        .clone()
-        .or_else(|| model.current().map(|q| q.project_id.clone()));
-    match project {
-        Some(project) => {
-            info(
-                model,
-                format!("recording \"{}\" for {project}…", gate.label()),
-            );
-            fx.push(Effect::Readiness { project, gate });
-        }
-        None => error(
-            model,
-            "select a question of the project first (or start with --project)".into(),
-        ),
-    }
-}
-
 fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
     match action {
         Action::Down => move_by(model, 1, fx),
@@ -291,19 +253,12 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         }
         Action::ScrollDown => model.detail_scroll = model.detail_scroll.saturating_add(1),
         Action::ScrollUp => model.detail_scroll = model.detail_scroll.saturating_sub(1),
-        Action::Accept => match refusal(model) {
-            Some(why) => refuse(model, why),
-            None => match model.current() {
-                Some(q) if !q.prompts.is_empty() => error(
-                    model,
-                    "this question is answered by choosing options (i)".into(),
-                ),
-                Some(q) if q.sugestao.is_none() => {
-                    error(model, "this question has no suggestion to accept".into())
-                }
-                _ => submit(model, AnswerInput::accept(), fx),
-            },
-        },
+        Action::Accept
+        | Action::ImReady
+        | Action::ArchitectureReady
+        | Action::PauseAuto
+        | Action::DelegateNow
+        | Action::Dismiss => super::confirm::gate(model, action, fx),
         Action::Answer => {
             if model.focus == Focus::Waiting {
                 return jump_to_waiting(model, fx);
@@ -347,9 +302,6 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             super::paging::query_changed(model, fx);
         }
         Action::Search => model.focus = Focus::Search,
-        Action::ImReady => readiness(model, ReadinessGate::ImReady, fx),
-        Action::ArchitectureReady => readiness(model, ReadinessGate::ArchitectureReady, fx),
-        Action::PauseAuto | Action::DelegateNow => super::auto::key(model, action, fx),
         Action::Help => model.help = true,
         Action::Outbox => model.show_outbox = true,
         Action::Back => {

@@ -146,6 +146,8 @@ pub struct Behaviour {
     pub notify: bool,
     /// After this long reconnecting, the status says offline.
     pub offline_after_ms: i64,
+    /// A key that writes in the person's name asks first (`confirm.rs`).
+    pub confirm: bool,
 }
 
 impl Default for Behaviour {
@@ -154,6 +156,7 @@ impl Default for Behaviour {
             bell: true,
             notify: true,
             offline_after_ms: 10_000,
+            confirm: true,
         }
     }
 }

@@ -187,6 +187,22 @@ impl<S: Source + Clone + 'static> Runner<S> {
                     });
                 });
             }
+            Effect::Dismiss {
+                question_id,
+                project,
+            } => {
+                tokio::spawn(async move {
+                    let result = source
+                        .dismiss(Some(&project), &question_id)
+                        .await
+                        .map(drop)
+                        .map_err(refusal);
+                    let _ = tx.send(Msg::Dismissed {
+                        question_id,
+                        result,
+                    });
+                });
+            }
             Effect::LookUp { question_id } => {
                 tokio::spawn(async move {
                     let result = source

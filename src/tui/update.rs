@@ -104,6 +104,19 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             super::outbox::looked_up(model, &question_id, &result);
             super::modal::looked_up(model, &question_id, result);
         }
+        Msg::Dismissed {
+            question_id,
+            result,
+        } => {
+            model.dirty = true;
+            match result {
+                Ok(()) => {
+                    info(model, format!("dismissed {question_id}"));
+                    fx.extend(reload(model));
+                }
+                Err(e) => error(model, format!("dismiss refused: {e}")),
+            }
+        }
         Msg::ReadinessRecorded { gate, result } => {
             model.dirty = true;
             match result {

@@ -127,14 +127,24 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
     } else {
         "sends"
     };
+    let count = model
+        .form
+        .as_ref()
+        .filter(|f| f.question_id == q.question_id)
+        .map_or(0, |f| f.value().chars().count());
+    let limit = crate::domain::question::RESPOSTA_MAX_CHARS;
     let box_title = if typing {
         format!(
-            " {} {sends} · {} new line ",
+            " {} {sends} · {} new line · {count}/{limit} ",
             km.field_keys_for(Action::Submit),
             first(km.field_keys_for(Action::Newline))
         )
+    } else if offline && count > 0 {
+        format!(" Answer — offline · {count}/{limit} ")
     } else if offline {
         " Answer — offline ".to_string()
+    } else if count > 0 {
+        format!(" Answer · {count}/{limit} ")
     } else {
         " Answer ".to_string()
     };

@@ -54,24 +54,38 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
             (km.keys_for(Action::NextPane), "next question"),
             (km.keys_for(Action::Back), "leave"),
         ],
-        _ => vec![
-            (km.keys_for(Action::Help), "help"),
-            (
-                format!(
-                    "{}/{}",
-                    first(km.keys_for(Action::Down)),
-                    first(km.keys_for(Action::Up))
+        _ => {
+            let q = model
+                .current()
+                .filter(|q| q.status == "open" && q.can_answer);
+            let accept = q.is_some_and(|q| q.sugestao.is_some() && q.prompts.is_empty());
+            let mut pairs = vec![
+                (km.keys_for(Action::Help), "help"),
+                (
+                    format!(
+                        "{}/{}",
+                        first(km.keys_for(Action::Down)),
+                        first(km.keys_for(Action::Up))
+                    ),
+                    "move",
                 ),
-                "move",
-            ),
-            (first(km.keys_for(Action::Accept)), "accept"),
-            (first(km.keys_for(Action::Answer)), "answer"),
-            (first(km.keys_for(Action::Filter)), "filter"),
-            (first(km.keys_for(Action::Search)), "search"),
-            (first(km.keys_for(Action::Sort)), "sort"),
-            (first(km.keys_for(Action::NextPane)), "pane"),
-            (first(km.keys_for(Action::Quit)), "quit"),
-        ],
+            ];
+            // Only what applies to the selected question.
+            if accept {
+                pairs.push((first(km.keys_for(Action::Accept)), "accept"));
+            }
+            if q.is_some() {
+                pairs.push((first(km.keys_for(Action::Answer)), "answer"));
+            }
+            pairs.extend([
+                (first(km.keys_for(Action::Filter)), "filter"),
+                (first(km.keys_for(Action::Search)), "search"),
+                (first(km.keys_for(Action::Sort)), "sort"),
+                (first(km.keys_for(Action::NextPane)), "pane"),
+                (first(km.keys_for(Action::Quit)), "quit"),
+            ]);
+            pairs
+        }
     };
     let mut spans = vec![Span::raw(" ")];
     let mut used = 1;

@@ -52,7 +52,7 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
         outbox::draw(frame, area, model, theme);
     }
     if let Some(m) = &model.modal {
-        modal::draw(frame, area, m, theme);
+        modal::draw(frame, area, m, &model.keymap, theme);
     }
 }
 
