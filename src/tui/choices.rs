@@ -139,10 +139,11 @@ impl ChoiceForm {
             }
             return Outcome::Nothing;
         }
-        let action = keymap.normal(key);
+        // An options form's own keys first (pick, next), then the panes' moves.
+        let action = keymap.options(key).or_else(|| keymap.normal(key));
         if self.review {
-            return match (key.code, action) {
-                (KeyCode::Enter, _) | (_, Some(Action::Answer)) => {
+            return match action {
+                Some(Action::Next | Action::Answer) => {
                     let answers = self.answers();
                     match answers.iter().position(Vec::is_empty) {
                         Some(i) => {
@@ -157,19 +158,19 @@ impl ChoiceForm {
                         None => Outcome::Submit(answers),
                     }
                 }
-                (_, Some(Action::Back | Action::Up | Action::PrevPane)) => {
+                Some(Action::Back | Action::Up | Action::PrevPane) => {
                     self.review = false;
                     Outcome::Nothing
                 }
-                (_, Some(Action::Quit)) => Outcome::Leave,
+                Some(Action::Quit) => Outcome::Leave,
                 _ => Outcome::Nothing,
             };
         }
         let rows = self.rows(self.current);
         let cur = &mut self.cursor[self.current];
-        match (key.code, action) {
-            (KeyCode::Char(' '), _) => self.pick(),
-            (KeyCode::Enter, _) => {
+        match action {
+            Some(Action::Pick) => self.pick(),
+            Some(Action::Next) => {
                 let multiple = self.prompts[self.current].multiple;
                 let on_custom = *cur >= self.prompts[self.current].options.len();
                 if on_custom || !multiple {
@@ -179,13 +180,13 @@ impl ChoiceForm {
                     self.advance();
                 }
             }
-            (_, Some(Action::Down)) => *cur = (*cur + 1).min(rows.saturating_sub(1)),
-            (_, Some(Action::Up)) => *cur = cur.saturating_sub(1),
-            (_, Some(Action::Top)) => *cur = 0,
-            (_, Some(Action::Bottom)) => *cur = rows.saturating_sub(1),
-            (_, Some(Action::NextPane)) => self.advance(),
-            (_, Some(Action::PrevPane)) => self.current = self.current.saturating_sub(1),
-            (_, Some(Action::Back | Action::Quit)) => return Outcome::Leave,
+            Some(Action::Down) => *cur = (*cur + 1).min(rows.saturating_sub(1)),
+            Some(Action::Up) => *cur = cur.saturating_sub(1),
+            Some(Action::Top) => *cur = 0,
+            Some(Action::Bottom) => *cur = rows.saturating_sub(1),
+            Some(Action::NextPane) => self.advance(),
+            Some(Action::PrevPane) => self.current = self.current.saturating_sub(1),
+            Some(Action::Back | Action::Quit) => return Outcome::Leave,
             _ => {}
         }
         Outcome::Nothing

@@ -120,6 +120,17 @@ fn field_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         }
         Some(Action::Editor) => open_editor(model, fx),
         Some(Action::Back) => model.focus = Focus::Queue,
+        Some(a @ (Action::Undo | Action::Redo)) => {
+            if let Some(f) = &mut model.form
+                && (if a == Action::Undo {
+                    f.text.undo()
+                } else {
+                    f.text.redo()
+                })
+            {
+                draft_changed(model, fx);
+            }
+        }
         _ => {
             if let Some(f) = &mut model.form
                 && f.text.input(*k)
@@ -312,7 +323,9 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             model.focus = Focus::Queue;
         }
         Action::Quit => fx.extend(quit(model)),
-        Action::Submit | Action::Newline => {}
+        // The field's and the options form's: never looked up in the panes' map.
+        Action::Submit | Action::Newline | Action::Undo | Action::Redo => {}
+        Action::Pick | Action::Next => {}
     }
     if matches!(action, Action::Down | Action::PageDown) && model.focus == Focus::Queue {
         super::paging::maybe_load_more(model, fx);

@@ -1,42 +1,41 @@
-//! The help overlay: every binding of the live keymap (outside the field, then in the
-//! answer field), so it always shows the user's real keys. Any key closes it.
+//! The help overlay: every row of the one table of keys (the panes, then the answer
+//! field, then an options form) with its live keys, so it always shows the user's real
+//! keys. Any key closes it.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
+use crate::tui::keymap::table::Place;
 use crate::tui::model::Model;
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
-    let (normal, field) = model.keymap.help_rows();
-    let key_w = normal
+    let rows = model.keymap.help_rows();
+    let key_w = rows
         .iter()
-        .chain(&field)
-        .map(|(k, _)| k.chars().count())
+        .map(|(_, k, _)| k.chars().count())
         .max()
         .unwrap_or(4)
         .min(16);
     let mut lines = Vec::new();
-    let row = |keys: &str, desc: &str| {
-        Line::from(vec![
+    let mut place = Place::Normal;
+    for (p, keys, describe) in &rows {
+        if *p != place {
+            place = *p;
+            let title = match p {
+                Place::Field => " In the answer field",
+                Place::Options => " In an options form",
+                Place::Normal => "",
+            };
+            lines.push(Line::styled(title, theme.title));
+        }
+        lines.push(Line::from(vec![
             Span::styled(format!(" {keys:<key_w$} "), theme.key_hint),
-            Span::raw(desc.to_string()),
-        ])
-    };
-    for (keys, action) in &normal {
-        lines.push(row(keys, action.describe()));
+            Span::raw(*describe),
+        ]));
     }
-    lines.push(Line::styled(" In the answer field", theme.title));
-    for (keys, action) in &field {
-        lines.push(row(keys, action.describe()));
-    }
-    lines.push(row("Ctrl-u/Ctrl-r", "undo / redo"));
-    lines.push(row(
-        "Space/Enter",
-        "with options: pick / next, review, send",
-    ));
     let w = (area.width.saturating_sub(4)).min(if lines.len() + 2 > area.height as usize {
         110
     } else {
