@@ -26,8 +26,9 @@ pub struct Confirm {
     pub action: Action,
     /// What will be recorded, one sentence a line.
     pub what: Vec<String>,
-    /// The draft this write discards, when there is one: (question id, its first words).
-    pub draft: Option<(String, String)>,
+    /// The draft this write discards, when there is one: (question id, its words, the
+    /// verb that discards it: "Accepting", "Dismissing").
+    pub draft: Option<(String, String, &'static str)>,
 }
 
 /// A writing action's key: run it, or ask first.
@@ -132,16 +133,29 @@ fn describe(model: &Model, fx: &[Effect]) -> Vec<String> {
         .collect()
 }
 
-/// Accepting the suggestion over a draft of another answer discards that draft.
-fn discarded_draft(model: &Model, fx: &[Effect]) -> Option<(String, String)> {
-    fx.iter().find_map(|e| match e {
+/// Accepting the suggestion over a draft of another answer, or dismissing a question
+/// with a draft, discards that draft: (question id, the draft in words, the verb).
+fn discarded_draft(model: &Model, fx: &[Effect]) -> Option<(String, String, &'static str)> {
+    let (question_id, verb) = fx.iter().find_map(|e| match e {
         Effect::Submit {
             question_id, input, ..
-        } if input.aceitar_sugestao == Some(true) => model
-            .drafts
-            .get(question_id)
-            .filter(|d| !d.trim().is_empty())
-            .map(|d| (question_id.clone(), d.clone())),
+        } if input.aceitar_sugestao == Some(true) => Some((question_id, "Accepting")),
+        Effect::Dismiss { question_id, .. } => Some((question_id, "Dismissing")),
         _ => None,
-    })
+    })?;
+    let draft = model
+        .drafts
+        .get(question_id)
+        .filter(|d| !d.trim().is_empty())?;
+    let options = model
+        .queue
+        .items
+        .iter()
+        .any(|q| &q.question_id == question_id && !q.prompts.is_empty());
+    let words = if options {
+        super::choices::draft_summary(draft)
+    } else {
+        draft.clone()
+    };
+    Some((question_id.clone(), words, verb))
 }

@@ -7,6 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::choices::{ChoiceForm, Outcome};
 use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::Effect;
+use super::help::{Help, Outcome as HelpOutcome};
 use super::keymap::Action;
 use super::modal::Modal;
 use super::model::{Focus, Model};
@@ -15,6 +16,8 @@ use super::submit::submit;
 use super::update::{draft_changed, reload, sync_form};
 use super::writes::{refusal, refuse};
 use crate::domain::AnswerInput;
+use crate::domain::question::RESPOSTA_MAX_CHARS;
+use crate::domain::text::text_len;
 use crate::engine::StatusFilter;
 
 pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
@@ -28,14 +31,21 @@ pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         }
         return;
     }
-    // An overlay (help, the outbox): any key closes it, Ctrl-C still quits.
-    if model.help || model.show_outbox {
+    if let Some(help) = &mut model.help {
+        match help.key(k, &model.keymap) {
+            HelpOutcome::Stay => {}
+            HelpOutcome::Close => model.help = None,
+            HelpOutcome::Quit => fx.extend(quit(model)),
+        }
+        return;
+    }
+    // The outbox overlay: any key closes it, Ctrl-C still quits.
+    if model.show_outbox {
         if model.keymap.normal(k) == Some(Action::Quit)
             && k.modifiers.contains(KeyModifiers::CONTROL)
         {
             fx.extend(quit(model));
         }
-        model.help = false;
         model.show_outbox = false;
         return;
     }
@@ -141,15 +151,39 @@ fn field_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     }
 }
 
+/// The options form's draft follows every change, like the answer field's.
+fn choices_draft_changed(model: &mut Model, fx: &mut Vec<Effect>) {
+    let Some(c) = &model.choices else { return };
+    let (id, draft) = (c.question_id.clone(), c.draft());
+    match draft {
+        None => {
+            if model.drafts.remove(&id).is_some() {
+                fx.push(Effect::RemoveDraft { question_id: id });
+            }
+        }
+        Some(text) if model.drafts.get(&id) != Some(&text) => {
+            model.drafts.insert(id.clone(), text.clone());
+            fx.push(Effect::SaveDraft {
+                question_id: id,
+                text,
+            });
+        }
+        Some(_) => {}
+    }
+}
+
 fn choices_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     let Some(form) = &mut model.choices else {
         model.focus = Focus::Queue;
         return;
     };
-    match form.key(k, &model.keymap) {
+    let outcome = form.key(k, &model.keymap);
+    choices_draft_changed(model, fx);
+    match outcome {
         Outcome::Nothing => {}
         Outcome::Leave => model.focus = Focus::Queue,
         Outcome::Invalid(e) => error(model, e),
+        Outcome::Dismiss => super::confirm::gate(model, Action::Dismiss, fx),
         Outcome::Submit(answers) => match refusal(model) {
             Some(why) => refuse(model, why),
             None => {
@@ -177,10 +211,7 @@ fn submit_text(model: &mut Model, fx: &mut Vec<Effect>) {
     if text.trim().is_empty() {
         return error(model, "type an answer first (Esc leaves the field)".into());
     }
-    let (n, limit) = (
-        text.trim_end().chars().count(),
-        crate::domain::question::RESPOSTA_MAX_CHARS,
-    );
+    let (n, limit) = (text_len(&text), RESPOSTA_MAX_CHARS);
     if n > limit {
         return error(
             model,
@@ -287,7 +318,11 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
                     .as_ref()
                     .is_none_or(|c| c.question_id != q.question_id)
                 {
-                    model.choices = Some(ChoiceForm::new(&q.question_id, &q.prompts));
+                    let mut form = ChoiceForm::new(&q.question_id, &q.prompts);
+                    if let Some(draft) = model.drafts.get(&q.question_id) {
+                        form.restore(draft);
+                    }
+                    model.choices = Some(form);
                 }
                 model.focus = Focus::Choices;
             }
@@ -313,7 +348,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             super::paging::query_changed(model, fx);
         }
         Action::Search => model.focus = Focus::Search,
-        Action::Help => model.help = true,
+        Action::Help => model.help = Some(Help::default()),
         Action::Outbox => model.show_outbox = true,
         Action::Back => {
             if model.notice.take().is_none() && !model.search.is_empty() {
@@ -372,6 +407,7 @@ pub(super) fn paste(model: &mut Model, text: &str, fx: &mut Vec<Effect>) {
             if let Some(c) = model.choices.as_mut().filter(|c| c.typing) {
                 c.custom[c.current].push_str(&text.replace('\n', " "));
                 model.dirty = true;
+                choices_draft_changed(model, fx);
             }
         }
         _ => {}

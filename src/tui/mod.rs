@@ -24,6 +24,7 @@ pub mod config;
 pub mod confirm;
 pub mod drafts;
 pub mod effect;
+pub mod help;
 mod input;
 pub mod keymap;
 mod keys;

@@ -81,9 +81,9 @@ impl Modal {
             ],
             Modal::Confirm(c) => {
                 let mut lines = c.what.clone();
-                if let Some((id, text)) = &c.draft {
+                if let Some((id, text, verb)) = &c.draft {
                     lines.push(format!(
-                        "You have a draft for {id}: «{}». Accepting discards it.",
+                        "You have a draft for {id}: «{}». {verb} discards it.",
                         clip(text, 60)
                     ));
                 }

@@ -115,6 +115,8 @@ impl AnswerForm {
             draft.split('\n').map(str::to_string).collect()
         };
         let mut text = TextArea::new(lines);
+        // A long answer wraps at words (a word wider than the box at its letters).
+        text.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
         text.move_cursor(ratatui_textarea::CursorMove::Bottom);
         text.move_cursor(ratatui_textarea::CursorMove::End);
         AnswerForm {
@@ -211,7 +213,8 @@ pub struct Model {
     pub modal: Option<Modal>,
     /// The auto-delegate of bridged questions (`auto.rs`).
     pub auto: AutoView,
-    pub help: bool,
+    /// The help overlay, while it is up (`help.rs`).
+    pub help: Option<super::help::Help>,
     /// For questions our outbox found settled elsewhere: who settled them and how, in
     /// words (`modal::settled`), shown beside the kept text.
     pub settled_elsewhere: HashMap<String, String>,
@@ -266,7 +269,7 @@ impl Model {
             notice: None,
             modal: None,
             auto: AutoView::default(),
-            help: false,
+            help: None,
             show_outbox: false,
             settled_elsewhere: HashMap::new(),
             keymap,

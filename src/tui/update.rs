@@ -112,6 +112,8 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             match result {
                 Ok(()) => {
                     info(model, format!("dismissed {question_id}"));
+                    // The confirmation said a draft of it is discarded.
+                    super::submit::remove_draft(model, &question_id, &mut fx);
                     fx.extend(reload(model));
                 }
                 Err(e) => error(model, format!("dismiss refused: {e}")),

@@ -8,7 +8,7 @@
 use super::effect::Effect;
 use super::keymap::Action;
 use super::modal::Modal;
-use super::model::Model;
+use super::model::{Focus, Model};
 use super::notice::{error, info};
 use super::submit::submit;
 use crate::domain::AnswerInput;
@@ -100,6 +100,10 @@ fn dismiss(model: &mut Model, fx: &mut Vec<Effect>) {
     }
     let Some(q) = model.current() else { return };
     let (question_id, project) = (q.question_id.clone(), q.project_id.clone());
+    // The person closes it: leaving its form is their choice, not an interruption.
+    if matches!(model.focus, Focus::Answer | Focus::Choices) {
+        model.focus = Focus::Queue;
+    }
     info(model, format!("dismissing {question_id}…"));
     fx.push(Effect::Dismiss {
         question_id,

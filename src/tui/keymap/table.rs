@@ -221,8 +221,8 @@ pub const TABLE: &[Row] = &[
         "new line",
         &[(W::Field, "new line")],
     ),
-    row(A::Undo, Field, &["ctrl-u"], "undo", &[(W::Field, "undo")]),
-    row(A::Redo, Field, &["ctrl-r"], "redo", &[(W::Field, "redo")]),
+    row(A::Undo, Field, &["ctrl-u"], "undo", &[]),
+    row(A::Redo, Field, &["ctrl-r"], "redo", &[]),
     row(
         A::Editor,
         Field,

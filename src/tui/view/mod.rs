@@ -45,8 +45,8 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
     } else {
         detail(frame, body, model, theme);
     }
-    if model.help {
-        help::draw(frame, area, model, theme);
+    if let Some(h) = &model.help {
+        help::draw(frame, area, model, h, theme);
     }
     if model.show_outbox {
         outbox::draw(frame, area, model, theme);
