@@ -35,6 +35,7 @@ fn queue() -> Model {
             id,
             open: Ok(4),
             waiting: Ok(waiting()),
+            newest: vec![],
         },
     );
     m

@@ -119,6 +119,8 @@ pub enum Msg {
         id: u64,
         open: Result<u64, String>,
         waiting: Result<Vec<WaitingItem>, String>,
+        /// The newest open questions (one page, newest first): who may be notified.
+        newest: Vec<QuestionItem>,
     },
     Answered {
         id: u64,

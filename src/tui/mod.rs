@@ -31,6 +31,7 @@ mod keys;
 pub mod modal;
 pub mod model;
 mod notice;
+mod notify;
 pub mod outbox;
 mod paging;
 mod runner;

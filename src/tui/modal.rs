@@ -185,7 +185,7 @@ pub fn settled(now: i64, q: &QuestionItem) -> String {
     }
 }
 
-fn clip(s: &str, n: usize) -> String {
+pub(super) fn clip(s: &str, n: usize) -> String {
     let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one.chars().count() <= n {
         one

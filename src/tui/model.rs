@@ -6,7 +6,7 @@
 //! (`engine::ListQuery`, over the whole filter): `visible` is the loaded rows in the order
 //! the source gave them, and a change of search or sort loads the list again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ratatui_textarea::TextArea;
 
@@ -218,6 +218,9 @@ pub struct Model {
     /// For questions our outbox found settled elsewhere: who settled them and how, in
     /// words (`modal::settled`), shown beside the kept text.
     pub settled_elsewhere: HashMap<String, String>,
+    /// The ids of open questions seen in counts replies (`notify.rs`); `None` before
+    /// the first, which only remembers.
+    pub seen_open: Option<HashSet<String>>,
     /// The outbox overlay (`view/outbox.rs`): any key closes it.
     pub show_outbox: bool,
     pub keymap: Keymap,
@@ -271,6 +274,7 @@ impl Model {
             auto: AutoView::default(),
             help: None,
             show_outbox: false,
+            seen_open: None,
             settled_elsewhere: HashMap::new(),
             keymap,
             behaviour: Behaviour::default(),

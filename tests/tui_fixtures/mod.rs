@@ -231,6 +231,7 @@ pub fn loaded(me: &str, items: Vec<QuestionItem>) -> Model {
             id,
             open: Ok(total),
             waiting: Ok(vec![]),
+            newest: vec![],
         },
     );
     m.connection = Connection::Live {
