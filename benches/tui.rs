@@ -123,6 +123,7 @@ async fn run_load(source: &LocalSource, e: Effect) -> Option<Msg> {
                 id,
                 open,
                 waiting: source.waiting(None).await.map_err(|e| e.to_string()),
+                newest: vec![],
             })
         }
         _ => None,

@@ -194,6 +194,8 @@ fn full_disk_at(disk: &SmallDisk, kib: u64) {
         // The rows, not just the pane's title: `a` before them selects nothing.
         tui.wait_text("> Seeded 0?");
         tui.send(b"a");
+        tui.wait_text("Record this in your name?");
+        tui.send(b"a");
         tui.wait_text("no space left on");
     }
     tui.send(b"q");

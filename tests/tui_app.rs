@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::tui_app::App;
+use common::tui_app::{App, Start};
 use common::{answered_events, event_count, oq, run};
 use crossterm::event::KeyCode;
 
@@ -143,4 +143,119 @@ fn typing_on_someone_elses_question_records_nothing() {
     app.ch('q');
     app.join().expect("a clean quit");
     assert_eq!(event_count(data.path()), before, "nothing was recorded");
+}
+
+// Every key that writes to the log is deliberate (issue 11, item 6): the key shows what
+// will be recorded, and only the same key again or Enter records it.
+
+fn draft_file(dir: &Path, id: &str) -> std::path::PathBuf {
+    dir.join("drafts").join(format!("{id}.txt"))
+}
+
+/// The app on the demo with a draft typed for the payment question (the top row, with a
+/// suggestion), and the field left.
+fn with_a_draft(data: &Path, start: Start) -> (App, String) {
+    let pay = id_of(data, "Which payment provider");
+    let app = App::start(start);
+    app.wait_text("Open questions (6)");
+    app.wait_text("Which payment provider should checkout offer first?");
+    app.ch('i');
+    app.typed("Cards first");
+    app.key(KeyCode::Esc);
+    let draft = draft_file(data, &pay);
+    app.wait_for("the draft on disk", |_| {
+        std::fs::read_to_string(&draft).is_ok_and(|d| d == "Cards first")
+    });
+    (app, pay)
+}
+
+#[test]
+fn accept_over_a_draft_records_nothing_and_keeps_the_draft_until_confirmed() {
+    let data = demo();
+    let (app, pay) = with_a_draft(data.path(), Start::new(data.path(), "dev-a"));
+    let before = event_count(data.path());
+    app.ch('a');
+    let screen = app.wait_text("Record this in your name?");
+    assert!(screen.contains("You have a draft for"), "{screen}");
+    assert!(screen.contains("Accept the suggestion"), "{screen}");
+    // Keys other than the confirming ones are swallowed while it stands.
+    app.typed("jrRs");
+    app.key(KeyCode::Esc);
+    app.wait_text("cancelled: nothing was recorded");
+    assert_eq!(event_count(data.path()), before, "nothing was recorded");
+    let draft = draft_file(data.path(), &pay);
+    assert_eq!(std::fs::read_to_string(&draft).unwrap(), "Cards first");
+    // The same key again records it, and only then the draft goes.
+    app.ch('a');
+    app.wait_text("Record this in your name?");
+    app.ch('a');
+    app.wait_text("suggestion accepted");
+    assert_eq!(answered_events(data.path(), &pay), 1);
+    let shown = run(oq(data.path(), "dev-a").args(["show", &pay, "--json"]));
+    assert_eq!(shown.json()["answer"]["aceitouSugestao"], true);
+    app.wait_for("the draft removed", |_| !draft.exists());
+    app.ch('q');
+    app.join().expect("a clean quit");
+}
+
+#[test]
+fn a_question_answered_while_the_confirmation_stands_records_nothing() {
+    let data = demo();
+    let pay = id_of(data.path(), "Which payment provider");
+    let app = App::local(data.path(), "dev-a");
+    app.wait_text("Which payment provider should checkout offer first?");
+    app.ch('a');
+    app.wait_text("Record this in your name?");
+    let other = run(oq(data.path(), "dev-a").args(["answer", &pay, "--text", "Pix only"]));
+    assert_eq!(other.code, 0, "{}", other.stderr);
+    let after_other = event_count(data.path());
+    app.wait_text("Open questions (5)");
+    app.ch('a');
+    app.wait_text("the question changed meanwhile: nothing was recorded");
+    assert_eq!(event_count(data.path()), after_other);
+    let shown = run(oq(data.path(), "dev-a").args(["show", &pay, "--json"]));
+    assert_eq!(shown.json()["answer"]["resposta"], "Pix only");
+    app.ch('q');
+    app.join().expect("a clean quit");
+}
+
+#[test]
+fn with_confirmation_off_a_key_records_at_once_but_never_over_a_draft() {
+    let data = demo();
+    let mut start = Start::new(data.path(), "dev-a");
+    start.config = "[tui]\nconfirm = false\n".into();
+    let (app, pay) = with_a_draft(data.path(), start);
+    let before = event_count(data.path());
+    app.ch('r');
+    app.wait_text("I'm ready recorded");
+    assert_eq!(event_count(data.path()), before + 1, "one readiness event");
+    app.ch('a');
+    let screen = app.wait_text("Record this in your name?");
+    assert!(screen.contains("You have a draft for"), "{screen}");
+    assert_eq!(event_count(data.path()), before + 1);
+    app.key(KeyCode::Enter);
+    app.wait_text("suggestion accepted");
+    assert_eq!(answered_events(data.path(), &pay), 1);
+    app.ch('q');
+    app.join().expect("a clean quit");
+}
+
+#[test]
+fn dismiss_asks_then_closes_the_question_in_the_authors_name() {
+    let data = demo();
+    let pay = id_of(data.path(), "Which payment provider");
+    let before = event_count(data.path());
+    let app = App::local(data.path(), "dev-a");
+    app.wait_text("Which payment provider should checkout offer first?");
+    app.ch('x');
+    let screen = app.wait_text("Record this in your name?");
+    assert!(screen.contains("close it without an answer"), "{screen}");
+    assert_eq!(event_count(data.path()), before);
+    app.ch('x');
+    app.wait_text(&format!("dismissed {pay}"));
+    app.wait_text("Open questions (5)");
+    let shown = run(oq(data.path(), "dev-a").args(["show", &pay, "--json"]));
+    assert_eq!(shown.json()["closed"]["by"], "dev-a", "{}", shown.stdout);
+    app.ch('q');
+    app.join().expect("a clean quit");
 }

@@ -215,6 +215,7 @@ fn assert_next_connection_is_clean(m: &mut Model) {
             id: stale_counts,
             open: Ok(99),
             waiting: Ok(vec![]),
+            newest: vec![question("q-99", "dev-a", "dev-a", "Late?", None, 0)],
         },
     );
     assert!(

@@ -88,6 +88,8 @@ fn model_with(auto: Option<AutoDelegate>) -> Model {
     let mut m = loaded("dev-a", items);
     let id = m.queue.generation;
     update(&mut m, Msg::AutoDelegate { id, view: Ok(auto) });
+    // `p` and `d` act at once here: their confirmation is `tui_confirm.rs`'s.
+    m.behaviour.confirm = false;
     m.dirty = false;
     m
 }

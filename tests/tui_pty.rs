@@ -41,6 +41,9 @@ fn the_author_accepts_types_a_multi_line_answer_and_sees_live_changes() {
     tui.send(b"g");
     tui.wait_text("Which payment provider should checkout offer first?");
     tui.send(b"a");
+    // What will be recorded, then the same key again records it.
+    tui.wait_text("Record this in your name?");
+    tui.send(b"a");
     tui.wait_text("Open questions (5)");
     tui.wait_text("suggestion accepted");
     // The top row is now the guest-checkout question (dev-a's, no suggestion).
@@ -338,6 +341,8 @@ fn the_tui_on_a_real_oq_serve_answers_and_sees_another_client() {
     tui.wait_text("Open questions (2)");
     tui.send(b"g");
     tui.wait_text("Ship on Fridays?");
+    tui.send(b"a");
+    tui.wait_text("Record this in your name?");
     tui.send(b"a");
     tui.wait_text("Open questions (1)");
     // Another client answers the other one: it leaves without a key press.

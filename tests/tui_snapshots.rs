@@ -35,6 +35,7 @@ fn queue() -> Model {
             id,
             open: Ok(4),
             waiting: Ok(waiting()),
+            newest: vec![],
         },
     );
     m
@@ -139,17 +140,7 @@ fn answered_view() {
 #[test]
 fn options_with_multi_select() {
     let mut items = sample("dev-a");
-    items.insert(
-        0,
-        with_prompts(question(
-            "q-0",
-            "dev-a",
-            "dev-a",
-            "Release build settings",
-            None,
-            1,
-        )),
-    );
+    items.insert(0, release());
     let mut m = loaded("dev-a", items);
     update(&mut m, ch('i'));
     update(&mut m, key(KeyCode::Char(' ')));

@@ -17,8 +17,12 @@ use oq::tui::update::{init, update};
 use oq::wire::{QuestionList, Readiness};
 use tui_fixtures::*;
 
+/// The author's queue, with writing keys acting at once (their confirmation is
+/// `tui_confirm.rs`'s).
 fn me() -> Model {
-    loaded("dev-a", sample("dev-a"))
+    let mut m = loaded("dev-a", sample("dev-a"));
+    m.behaviour.confirm = false;
+    m
 }
 
 fn notice(m: &Model) -> String {
@@ -453,35 +457,58 @@ fn the_link_goes_reconnecting_then_offline_then_live() {
     ));
 }
 
-#[test]
-fn a_new_question_rings_and_notifies_unless_switched_off() {
-    let mut m = me();
+/// A counts reply whose newest page holds `qs`.
+fn counts_with(m: &mut Model, qs: Vec<oq::wire::QuestionItem>) -> Vec<Effect> {
     let id = m.counts_generation;
-    let fx = update(
-        &mut m,
+    let n = qs.len() as u64;
+    update(
+        m,
         Msg::Counts {
             id,
-            open: Ok(5),
+            open: Ok(n),
             waiting: Ok(vec![]),
+            newest: qs,
         },
+    )
+}
+
+#[test]
+fn only_a_question_this_person_can_answer_notifies_named_and_counted() {
+    let mut m = me();
+    let mine = |id: &str, text: &str| question(id, "dev-a", "dev-a", text, None, 0);
+    // Someone else's new question never rings.
+    let fx = counts_with(
+        &mut m,
+        vec![question("q-8", "ana", "dev-a", "Ana's?", None, 0)],
     );
-    assert_eq!(fx.len(), 2);
+    assert!(fx.is_empty(), "{fx:?}");
+    let fx = counts_with(&mut m, vec![mine("q-9", "Ship on Friday?")]);
     assert_eq!(fx[0], Effect::Bell);
-    assert!(matches!(&fx[1], Effect::Notify { body, .. } if body.contains("5 questions")));
+    assert_eq!(
+        fx[1],
+        Effect::Notify {
+            title: "oq: 1 new question".into(),
+            body: "Ship on Friday?".into()
+        }
+    );
+    // Seen once is not news again; three new ones are counted in the plural.
+    assert!(counts_with(&mut m, vec![mine("q-9", "Ship on Friday?")]).is_empty());
+    let fx = counts_with(
+        &mut m,
+        vec![
+            mine("q-12", "Newest?"),
+            mine("q-11", "B?"),
+            mine("q-10", "A?"),
+        ],
+    );
+    assert!(
+        matches!(&fx[1], Effect::Notify { title, body } if title == "oq: 3 new questions" && body == "Newest? (and 2 more)"),
+        "{fx:?}"
+    );
     m.behaviour.bell = false;
     m.behaviour.notify = false;
-    assert!(
-        update(
-            &mut m,
-            Msg::Counts {
-                id,
-                open: Ok(6),
-                waiting: Ok(vec![])
-            }
-        )
-        .is_empty()
-    );
-    assert_eq!(m.open_count, Some(6));
+    assert!(counts_with(&mut m, vec![mine("q-13", "Quiet?")]).is_empty());
+    assert_eq!(m.open_count, Some(1));
 }
 
 #[test]
@@ -709,15 +736,18 @@ fn options_multi_select_review_and_send() {
 }
 
 #[test]
-fn help_opens_and_any_key_closes_it() {
+fn help_opens_and_holds_the_keys_until_closed() {
     let mut m = me();
     update(&mut m, ch('?'));
-    assert!(m.help);
+    assert!(m.help.is_some());
     assert!(
         update(&mut m, ch('a')).is_empty(),
         "keys behind the overlay do nothing"
     );
-    assert!(!m.help);
+    // "a" went to the overlay's filter; Esc closes it (tui_long_text.rs has the rest).
+    assert_eq!(m.help.as_ref().unwrap().filter, "a");
+    update(&mut m, key(KeyCode::Esc));
+    assert!(m.help.is_none());
 }
 
 #[test]
@@ -771,6 +801,9 @@ fn keys_from_config_replace_the_defaults_and_feed_help() {
         },
     );
     assert!(update(&mut m, ch('a')).is_empty());
+    // The rebound key asks, and confirms.
+    assert!(update(&mut m, ch('y')).is_empty());
+    assert!(matches!(m.modal, Some(oq::tui::modal::Modal::Confirm(_))));
     assert!(matches!(
         update(&mut m, ch('y')).as_slice(),
         [Effect::Submit { .. }]

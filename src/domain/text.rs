@@ -14,6 +14,12 @@ use super::error::{ErrorCode, OqError};
 /// Ids are typed by people and put in URLs: short, printable, no spaces or slashes.
 pub const ID_MAX_CHARS: usize = 100;
 
+/// The length the limits count: characters of the trimmed text (what `check_text`
+/// measures, so a live counter and the refusal agree).
+pub fn text_len(value: &str) -> usize {
+    value.trim().chars().count()
+}
+
 /// Trims `value` and checks it is not empty and at most `max` characters.
 pub fn check_text(field: &str, value: &str, max: usize) -> Result<String, OqError> {
     let trimmed = value.trim();
@@ -41,7 +47,7 @@ pub fn check_text(field: &str, value: &str, max: usize) -> Result<String, OqErro
             ),
         ));
     }
-    let chars = trimmed.chars().count();
+    let chars = text_len(trimmed);
     if chars > max {
         return Err(OqError::invalid(
             ErrorCode::TextTooLong,

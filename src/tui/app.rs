@@ -73,6 +73,7 @@ pub fn prepare(source_name: &str, opts: &Options) -> anyhow::Result<(Model, Them
     );
     model.behaviour.bell = config.tui.bell;
     model.behaviour.notify = config.tui.notify;
+    model.behaviour.confirm = config.tui.confirm;
     model.drafts = Drafts::new(&opts.data_dir).load_all();
     Ok((
         model,

@@ -153,7 +153,7 @@ pub fn line(model: &Model, q: &QuestionItem) -> Option<AutoLine> {
 impl Model {
     /// The selected question is counting down: the driver ticks every second meanwhile.
     pub fn countdown_on_screen(&self) -> bool {
-        !self.help
+        self.help.is_none()
             && self
                 .current()
                 .and_then(|q| line(self, q))

@@ -1,11 +1,27 @@
 //! The form for a question that carries options (an OpenCode request): one step per
 //! prompt — pick one, pick several, or type free text — then a review step before
 //! sending. Pure state and key handling; `update` turns the outcome into effects.
+//!
+//! Its draft is what was chosen and typed, per prompt, as JSON (`[{"picked": ["linux"],
+//! "typed": "…"}]`, labels rather than positions, so a draft never picks another option
+//! than the one chosen); `update` saves it at every change, and a form opened again on
+//! the question starts from it. A label the question no longer offers is dropped.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use serde::{Deserialize, Serialize};
+
 use super::keymap::{Action, Keymap};
 use crate::wire::PromptItem;
+
+/// One prompt of a draft.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct PromptDraft {
+    #[serde(default)]
+    picked: Vec<String>,
+    #[serde(default)]
+    typed: String,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChoiceForm {
@@ -29,6 +45,8 @@ pub enum Outcome {
     Leave,
     Submit(Vec<Vec<String>>),
     Invalid(String),
+    /// The dismiss key: `keys.rs` asks first (`confirm.rs`).
+    Dismiss,
 }
 
 impl ChoiceForm {
@@ -45,6 +63,47 @@ impl ChoiceForm {
             custom: vec![String::new(); prompts.len()],
             typing: false,
             review: false,
+        }
+    }
+
+    /// The form as a draft; `None` when nothing is chosen or typed.
+    pub fn draft(&self) -> Option<String> {
+        let prompts: Vec<PromptDraft> = self
+            .prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PromptDraft {
+                picked: p
+                    .options
+                    .iter()
+                    .zip(&self.picked[i])
+                    .filter(|(_, on)| **on)
+                    .map(|(o, _)| o.label.clone())
+                    .collect(),
+                typed: self.custom[i].clone(),
+            })
+            .collect();
+        if prompts
+            .iter()
+            .all(|p| p.picked.is_empty() && p.typed.is_empty())
+        {
+            return None;
+        }
+        serde_json::to_string(&prompts).ok()
+    }
+
+    /// Starts from a draft of [`ChoiceForm::draft`]; anything else changes nothing.
+    pub fn restore(&mut self, draft: &str) {
+        let Ok(prompts) = serde_json::from_str::<Vec<PromptDraft>>(draft) else {
+            return;
+        };
+        for (i, d) in prompts.into_iter().enumerate().take(self.prompts.len()) {
+            for (j, o) in self.prompts[i].options.iter().enumerate() {
+                self.picked[i][j] = d.picked.contains(&o.label);
+            }
+            if self.prompts[i].custom {
+                self.custom[i] = d.typed;
+            }
         }
     }
 
@@ -139,10 +198,11 @@ impl ChoiceForm {
             }
             return Outcome::Nothing;
         }
-        let action = keymap.normal(key);
+        // An options form's own keys first (pick, next), then the panes' moves.
+        let action = keymap.options(key).or_else(|| keymap.normal(key));
         if self.review {
-            return match (key.code, action) {
-                (KeyCode::Enter, _) | (_, Some(Action::Answer)) => {
+            return match action {
+                Some(Action::Next | Action::Answer) => {
                     let answers = self.answers();
                     match answers.iter().position(Vec::is_empty) {
                         Some(i) => {
@@ -157,19 +217,20 @@ impl ChoiceForm {
                         None => Outcome::Submit(answers),
                     }
                 }
-                (_, Some(Action::Back | Action::Up | Action::PrevPane)) => {
+                Some(Action::Back | Action::Up | Action::PrevPane) => {
                     self.review = false;
                     Outcome::Nothing
                 }
-                (_, Some(Action::Quit)) => Outcome::Leave,
+                Some(Action::Quit) => Outcome::Leave,
+                Some(Action::Dismiss) => Outcome::Dismiss,
                 _ => Outcome::Nothing,
             };
         }
         let rows = self.rows(self.current);
         let cur = &mut self.cursor[self.current];
-        match (key.code, action) {
-            (KeyCode::Char(' '), _) => self.pick(),
-            (KeyCode::Enter, _) => {
+        match action {
+            Some(Action::Pick) => self.pick(),
+            Some(Action::Next) => {
                 let multiple = self.prompts[self.current].multiple;
                 let on_custom = *cur >= self.prompts[self.current].options.len();
                 if on_custom || !multiple {
@@ -179,15 +240,35 @@ impl ChoiceForm {
                     self.advance();
                 }
             }
-            (_, Some(Action::Down)) => *cur = (*cur + 1).min(rows.saturating_sub(1)),
-            (_, Some(Action::Up)) => *cur = cur.saturating_sub(1),
-            (_, Some(Action::Top)) => *cur = 0,
-            (_, Some(Action::Bottom)) => *cur = rows.saturating_sub(1),
-            (_, Some(Action::NextPane)) => self.advance(),
-            (_, Some(Action::PrevPane)) => self.current = self.current.saturating_sub(1),
-            (_, Some(Action::Back | Action::Quit)) => return Outcome::Leave,
+            Some(Action::Down) => *cur = (*cur + 1).min(rows.saturating_sub(1)),
+            Some(Action::Up) => *cur = cur.saturating_sub(1),
+            Some(Action::Top) => *cur = 0,
+            Some(Action::Bottom) => *cur = rows.saturating_sub(1),
+            Some(Action::NextPane) => self.advance(),
+            Some(Action::PrevPane) => self.current = self.current.saturating_sub(1),
+            Some(Action::Back | Action::Quit) => return Outcome::Leave,
+            Some(Action::Dismiss) => return Outcome::Dismiss,
             _ => {}
         }
         Outcome::Nothing
+    }
+}
+
+/// A draft in words, for the confirmation that would discard it: "linux, macos; beta".
+pub fn draft_summary(draft: &str) -> String {
+    match serde_json::from_str::<Vec<PromptDraft>>(draft) {
+        Ok(prompts) => prompts
+            .into_iter()
+            .map(|p| {
+                let mut parts = p.picked;
+                if !p.typed.trim().is_empty() {
+                    parts.push(p.typed);
+                }
+                parts.join(", ")
+            })
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("; "),
+        Err(_) => draft.to_string(),
     }
 }

@@ -21,6 +21,9 @@ pub struct TuiConfig {
     pub notify: bool,
     /// How often the source's revision is polled, in milliseconds.
     pub poll_ms: u64,
+    /// Keys that write in your name (accept, readiness, pause, delegate, dismiss) show
+    /// what will be recorded and wait for the same key again or Enter.
+    pub confirm: bool,
 }
 
 impl Default for TuiConfig {
@@ -30,6 +33,7 @@ impl Default for TuiConfig {
             bell: true,
             notify: true,
             poll_ms: 500,
+            confirm: true,
         }
     }
 }

@@ -57,6 +57,11 @@ pub enum Effect {
     FlushOutbox,
     /// Read this source's outbox entries ([`Msg::Outbox`]).
     ReadOutbox,
+    /// Close a question without an answer (`Source::dismiss`).
+    Dismiss {
+        question_id: String,
+        project: String,
+    },
     /// Fetch one question (`Source::question`) to say who settled it.
     LookUp {
         question_id: String,
@@ -114,11 +119,18 @@ pub enum Msg {
         id: u64,
         open: Result<u64, String>,
         waiting: Result<Vec<WaitingItem>, String>,
+        /// The newest open questions (one page, newest first): who may be notified.
+        newest: Vec<QuestionItem>,
     },
     Answered {
         id: u64,
         question_id: String,
         result: Result<Box<QuestionItem>, String>,
+    },
+    /// The reply to [`Effect::Dismiss`].
+    Dismissed {
+        question_id: String,
+        result: Result<(), String>,
     },
     /// The reply to [`Effect::LookUp`].
     LookedUp {

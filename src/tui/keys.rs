@@ -7,31 +7,45 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::choices::{ChoiceForm, Outcome};
 use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::Effect;
+use super::help::{Help, Outcome as HelpOutcome};
 use super::keymap::Action;
 use super::modal::Modal;
 use super::model::{Focus, Model};
-use super::notice::{error, info};
+use super::notice::error;
 use super::submit::submit;
 use super::update::{draft_changed, reload, sync_form};
+use super::writes::{refusal, refuse};
 use crate::domain::AnswerInput;
-use crate::domain::readiness::ReadinessGate;
+use crate::domain::question::RESPOSTA_MAX_CHARS;
+use crate::domain::text::text_len;
 use crate::engine::StatusFilter;
 
 pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     if model.modal.is_some() {
-        if super::modal::key(model, k) {
+        if super::modal::is_hard_quit(model, k) {
             fx.extend(quit(model));
+        } else if matches!(model.modal, Some(Modal::Confirm(_))) {
+            super::confirm::key(model, k, fx);
+        } else {
+            super::modal::key(model, k);
         }
         return;
     }
-    // An overlay (help, the outbox): any key closes it, Ctrl-C still quits.
-    if model.help || model.show_outbox {
+    if let Some(help) = &mut model.help {
+        match help.key(k, &model.keymap) {
+            HelpOutcome::Stay => {}
+            HelpOutcome::Close => model.help = None,
+            HelpOutcome::Quit => fx.extend(quit(model)),
+        }
+        return;
+    }
+    // The outbox overlay: any key closes it, Ctrl-C still quits.
+    if model.show_outbox {
         if model.keymap.normal(k) == Some(Action::Quit)
             && k.modifiers.contains(KeyModifiers::CONTROL)
         {
             fx.extend(quit(model));
         }
-        model.help = false;
         model.show_outbox = false;
         return;
     }
@@ -116,6 +130,17 @@ fn field_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         }
         Some(Action::Editor) => open_editor(model, fx),
         Some(Action::Back) => model.focus = Focus::Queue,
+        Some(a @ (Action::Undo | Action::Redo)) => {
+            if let Some(f) = &mut model.form
+                && (if a == Action::Undo {
+                    f.text.undo()
+                } else {
+                    f.text.redo()
+                })
+            {
+                draft_changed(model, fx);
+            }
+        }
         _ => {
             if let Some(f) = &mut model.form
                 && f.text.input(*k)
@@ -126,15 +151,39 @@ fn field_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     }
 }
 
+/// The options form's draft follows every change, like the answer field's.
+fn choices_draft_changed(model: &mut Model, fx: &mut Vec<Effect>) {
+    let Some(c) = &model.choices else { return };
+    let (id, draft) = (c.question_id.clone(), c.draft());
+    match draft {
+        None => {
+            if model.drafts.remove(&id).is_some() {
+                fx.push(Effect::RemoveDraft { question_id: id });
+            }
+        }
+        Some(text) if model.drafts.get(&id) != Some(&text) => {
+            model.drafts.insert(id.clone(), text.clone());
+            fx.push(Effect::SaveDraft {
+                question_id: id,
+                text,
+            });
+        }
+        Some(_) => {}
+    }
+}
+
 fn choices_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     let Some(form) = &mut model.choices else {
         model.focus = Focus::Queue;
         return;
     };
-    match form.key(k, &model.keymap) {
+    let outcome = form.key(k, &model.keymap);
+    choices_draft_changed(model, fx);
+    match outcome {
         Outcome::Nothing => {}
         Outcome::Leave => model.focus = Focus::Queue,
         Outcome::Invalid(e) => error(model, e),
+        Outcome::Dismiss => super::confirm::gate(model, Action::Dismiss, fx),
         Outcome::Submit(answers) => match refusal(model) {
             Some(why) => refuse(model, why),
             None => {
@@ -145,41 +194,6 @@ fn choices_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
                 submit(model, input, fx);
             }
         },
-    }
-}
-
-/// Why the current question cannot take an answer now, in words; `None` when it can.
-fn refusal(model: &Model) -> Option<String> {
-    let Some(q) = model.current() else {
-        return Some("no question is selected".into());
-    };
-    if q.status != "open" {
-        return Some("this question is already answered".into());
-    }
-    if !q.can_answer {
-        return Some(
-            q.reason
-                .clone()
-                .unwrap_or_else(|| "you cannot answer this question".into()),
-        );
-    }
-    if model.in_flight.is_some() {
-        return Some("an answer is being sent".into());
-    }
-    super::outbox::already_queued(model, &q.question_id)
-}
-
-/// An answering key was refused. On a question this person cannot answer the refusal is
-/// a modal: what they type next (believing they are in a field) must not act.
-fn refuse(model: &mut Model, why: String) {
-    match model.current() {
-        Some(q) if q.status == "open" && !q.can_answer => {
-            model.modal = Some(Modal::Inert {
-                question_id: q.question_id.clone(),
-                reason: why,
-            });
-        }
-        _ => error(model, why),
     }
 }
 
@@ -196,6 +210,16 @@ fn submit_text(model: &mut Model, fx: &mut Vec<Effect>) {
     let text = form.value();
     if text.trim().is_empty() {
         return error(model, "type an answer first (Esc leaves the field)".into());
+    }
+    let (n, limit) = (text_len(&text), RESPOSTA_MAX_CHARS);
+    if n > limit {
+        return error(
+            model,
+            format!(
+                "the answer is {n} characters, {} over the limit of {limit}; nothing was sent",
+                n - limit
+            ),
+        );
     }
     submit(model, AnswerInput::text(text.trim_end()), fx);
 }
@@ -240,26 +264,6 @@ fn move_by(model: &mut Model, delta: isize, fx: &mut Vec<Effect>) {
     }
 }
 
-fn readiness(model: &mut Model, gate: ReadinessGate, fx: &mut Vec<Effect>) {
-    let project = model
-        .project
-        .clone()
-        .or_else(|| model.current().map(|q| q.project_id.clone()));
-    match project {
-        Some(project) => {
-            info(
-                model,
-                format!("recording \"{}\" for {project}…", gate.label()),
-            );
-            fx.push(Effect::Readiness { project, gate });
-        }
-        None => error(
-            model,
-            "select a question of the project first (or start with --project)".into(),
-        ),
-    }
-}
-
 fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
     match action {
         Action::Down => move_by(model, 1, fx),
@@ -291,19 +295,12 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         }
         Action::ScrollDown => model.detail_scroll = model.detail_scroll.saturating_add(1),
         Action::ScrollUp => model.detail_scroll = model.detail_scroll.saturating_sub(1),
-        Action::Accept => match refusal(model) {
-            Some(why) => refuse(model, why),
-            None => match model.current() {
-                Some(q) if !q.prompts.is_empty() => error(
-                    model,
-                    "this question is answered by choosing options (i)".into(),
-                ),
-                Some(q) if q.sugestao.is_none() => {
-                    error(model, "this question has no suggestion to accept".into())
-                }
-                _ => submit(model, AnswerInput::accept(), fx),
-            },
-        },
+        Action::Accept
+        | Action::ImReady
+        | Action::ArchitectureReady
+        | Action::PauseAuto
+        | Action::DelegateNow
+        | Action::Dismiss => super::confirm::gate(model, action, fx),
         Action::Answer => {
             if model.focus == Focus::Waiting {
                 return jump_to_waiting(model, fx);
@@ -321,7 +318,11 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
                     .as_ref()
                     .is_none_or(|c| c.question_id != q.question_id)
                 {
-                    model.choices = Some(ChoiceForm::new(&q.question_id, &q.prompts));
+                    let mut form = ChoiceForm::new(&q.question_id, &q.prompts);
+                    if let Some(draft) = model.drafts.get(&q.question_id) {
+                        form.restore(draft);
+                    }
+                    model.choices = Some(form);
                 }
                 model.focus = Focus::Choices;
             }
@@ -347,10 +348,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             super::paging::query_changed(model, fx);
         }
         Action::Search => model.focus = Focus::Search,
-        Action::ImReady => readiness(model, ReadinessGate::ImReady, fx),
-        Action::ArchitectureReady => readiness(model, ReadinessGate::ArchitectureReady, fx),
-        Action::PauseAuto | Action::DelegateNow => super::auto::key(model, action, fx),
-        Action::Help => model.help = true,
+        Action::Help => model.help = Some(Help::default()),
         Action::Outbox => model.show_outbox = true,
         Action::Back => {
             if model.notice.take().is_none() && !model.search.is_empty() {
@@ -360,7 +358,9 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             model.focus = Focus::Queue;
         }
         Action::Quit => fx.extend(quit(model)),
-        Action::Submit | Action::Newline => {}
+        // The field's and the options form's: never looked up in the panes' map.
+        Action::Submit | Action::Newline | Action::Undo | Action::Redo => {}
+        Action::Pick | Action::Next => {}
     }
     if matches!(action, Action::Down | Action::PageDown) && model.focus == Focus::Queue {
         super::paging::maybe_load_more(model, fx);
@@ -407,6 +407,7 @@ pub(super) fn paste(model: &mut Model, text: &str, fx: &mut Vec<Effect>) {
             if let Some(c) = model.choices.as_mut().filter(|c| c.typing) {
                 c.custom[c.current].push_str(&text.replace('\n', " "));
                 model.dirty = true;
+                choices_draft_changed(model, fx);
             }
         }
         _ => {}

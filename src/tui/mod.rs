@@ -3,7 +3,9 @@
 //! - `model` — the state; `update` — pure `update(&mut Model, Msg) -> Vec<Effect>`;
 //!   `keys` — its key handling by focus; `paging` — the queue as pages of the source's
 //!   list (search, sort, `G`, PgDn over the whole filter); `effect` — effects and messages as data; `choices` — the options form's state;
-//!   `auto` — the auto-delegate countdown of bridged OpenCode questions;
+//!   `auto` — the auto-delegate countdown of bridged OpenCode questions; `writes` — the
+//!   actions that record in the person's name, behind `confirm` (what they would record,
+//!   and the confirming key); `modal` — the layer that takes every key while it is up;
 //! - `app` — the driver's loop (tokio, a [`tty::Tty`]'s events, the ticks); `runner` —
 //!   runs the effects on the source, drafts and outbox;
 //! - `view/` — one file per pane, a function of the model;
@@ -19,14 +21,17 @@ pub mod auto;
 pub mod choices;
 pub mod cleanup;
 pub mod config;
+pub mod confirm;
 pub mod drafts;
 pub mod effect;
+pub mod help;
 mod input;
 pub mod keymap;
 mod keys;
 pub mod modal;
 pub mod model;
 mod notice;
+mod notify;
 pub mod outbox;
 mod paging;
 mod runner;
@@ -37,6 +42,7 @@ pub mod tty;
 pub mod update;
 pub mod view;
 pub mod watch;
+mod writes;
 
 use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;

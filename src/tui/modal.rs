@@ -8,13 +8,16 @@
 //! - [`Modal::Inert`]: an answering key on a question this person cannot answer. The
 //!   reason in words; Esc or Enter close it, and nothing typed meanwhile acts.
 //!
+//! - [`Modal::Confirm`]: a write waiting for its confirming key (`confirm.rs`).
+//!
 //! Pure: `update` raises a modal, the view draws it. Ctrl-C still quits (the one
 //! cleanup keeps every draft).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 
+use super::confirm::Confirm;
 use super::effect::Effect;
-use super::keymap::Action;
+use super::keymap::{Action, Keymap};
 use super::model::{Model, ago};
 use crate::wire::QuestionItem;
 
@@ -22,6 +25,7 @@ use crate::wire::QuestionItem;
 pub enum Modal {
     Interrupted(Interruption),
     Inert { question_id: String, reason: String },
+    Confirm(Confirm),
 }
 
 /// What happened to the field the person was typing in.
@@ -41,6 +45,22 @@ impl Modal {
         match self {
             Modal::Interrupted(_) => "The answer field closed",
             Modal::Inert { .. } => "You cannot answer this question",
+            Modal::Confirm(_) => "Record this in your name?",
+        }
+    }
+
+    /// The keys that close it, with what they do, from the live keymap.
+    pub fn keys(&self, km: &Keymap) -> Vec<(String, &'static str)> {
+        match self {
+            Modal::Confirm(c) => {
+                let again = km.keys_for(c.action);
+                let again = again.split('/').next().unwrap_or_default();
+                vec![
+                    (format!("{again} or Enter"), "records it"),
+                    ("Esc".into(), "cancels"),
+                ]
+            }
+            _ => vec![("Esc or Enter".into(), "to go on")],
         }
     }
 
@@ -59,6 +79,16 @@ impl Modal {
                 format!("{question_id}: {reason}."),
                 "Its controls are read-only: nothing you type here is recorded.".into(),
             ],
+            Modal::Confirm(c) => {
+                let mut lines = c.what.clone();
+                if let Some((id, text, verb)) = &c.draft {
+                    lines.push(format!(
+                        "You have a draft for {id}: «{}». {verb} discards it.",
+                        clip(text, 60)
+                    ));
+                }
+                lines
+            }
         }
     }
 }
@@ -155,7 +185,7 @@ pub fn settled(now: i64, q: &QuestionItem) -> String {
     }
 }
 
-fn clip(s: &str, n: usize) -> String {
+pub(super) fn clip(s: &str, n: usize) -> String {
     let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one.chars().count() <= n {
         one
@@ -164,14 +194,16 @@ fn clip(s: &str, n: usize) -> String {
     }
 }
 
-/// A key while a modal is up: it never reaches the keymap. Esc or Enter close the
-/// notice; Ctrl-C quits (through the one cleanup, in `keys.rs`); `true` means quit.
-pub(super) fn key(model: &mut Model, k: &KeyEvent) -> bool {
-    if k.modifiers.contains(KeyModifiers::CONTROL) && model.keymap.normal(k) == Some(Action::Quit) {
-        return true;
-    }
+/// A key while a notice is up: it never reaches the keymap. Esc or Enter close it.
+pub(super) fn key(model: &mut Model, k: &KeyEvent) {
     if matches!(k.code, KeyCode::Esc | KeyCode::Enter) {
         model.modal = None;
     }
-    false
+}
+
+/// Ctrl-C (the quit key with Ctrl) ends oq from under any modal, through the one cleanup.
+pub(super) fn is_hard_quit(model: &Model, k: &KeyEvent) -> bool {
+    k.modifiers
+        .contains(crossterm::event::KeyModifiers::CONTROL)
+        && model.keymap.normal(k) == Some(Action::Quit)
 }

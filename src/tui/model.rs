@@ -6,7 +6,7 @@
 //! (`engine::ListQuery`, over the whole filter): `visible` is the loaded rows in the order
 //! the source gave them, and a change of search or sort loads the list again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ratatui_textarea::TextArea;
 
@@ -115,6 +115,8 @@ impl AnswerForm {
             draft.split('\n').map(str::to_string).collect()
         };
         let mut text = TextArea::new(lines);
+        // A long answer wraps at words (a word wider than the box at its letters).
+        text.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
         text.move_cursor(ratatui_textarea::CursorMove::Bottom);
         text.move_cursor(ratatui_textarea::CursorMove::End);
         AnswerForm {
@@ -146,6 +148,8 @@ pub struct Behaviour {
     pub notify: bool,
     /// After this long reconnecting, the status says offline.
     pub offline_after_ms: i64,
+    /// A key that writes in the person's name asks first (`confirm.rs`).
+    pub confirm: bool,
 }
 
 impl Default for Behaviour {
@@ -154,6 +158,7 @@ impl Default for Behaviour {
             bell: true,
             notify: true,
             offline_after_ms: 10_000,
+            confirm: true,
         }
     }
 }
@@ -208,10 +213,14 @@ pub struct Model {
     pub modal: Option<Modal>,
     /// The auto-delegate of bridged questions (`auto.rs`).
     pub auto: AutoView,
-    pub help: bool,
+    /// The help overlay, while it is up (`help.rs`).
+    pub help: Option<super::help::Help>,
     /// For questions our outbox found settled elsewhere: who settled them and how, in
     /// words (`modal::settled`), shown beside the kept text.
     pub settled_elsewhere: HashMap<String, String>,
+    /// The ids of open questions seen in counts replies (`notify.rs`); `None` before
+    /// the first, which only remembers.
+    pub seen_open: Option<HashSet<String>>,
     /// The outbox overlay (`view/outbox.rs`): any key closes it.
     pub show_outbox: bool,
     pub keymap: Keymap,
@@ -263,8 +272,9 @@ impl Model {
             notice: None,
             modal: None,
             auto: AutoView::default(),
-            help: false,
+            help: None,
             show_outbox: false,
+            seen_open: None,
             settled_elsewhere: HashMap::new(),
             keymap,
             behaviour: Behaviour::default(),

@@ -9,11 +9,11 @@ use super::app_io::load_pages;
 use super::auto::AutoAction;
 use super::drafts::Drafts;
 use super::effect::{Effect, Msg};
-use super::model::Model;
+use super::model::{Model, PAGE};
 use super::tty::Tty;
 use super::watch::Watcher;
 use crate::domain::OqError;
-use crate::engine::{ListQuery, StatusFilter};
+use crate::engine::{ListQuery, Sort, StatusFilter};
 use crate::source::Source;
 use crate::source::outbox::Outbox;
 
@@ -106,16 +106,21 @@ impl<S: Source + Clone + 'static> Runner<S> {
             }
             Effect::LoadCounts { id } => {
                 tokio::spawn(async move {
-                    let open = source
-                        .list(
-                            project.as_deref(),
-                            &ListQuery::new(StatusFilter::Open).limit(1),
-                        )
-                        .await
-                        .map(|l| l.total)
-                        .map_err(text);
+                    // The newest page: the total, and who may be notified.
+                    let query = ListQuery::new(StatusFilter::Open)
+                        .sorted(Sort::Newest)
+                        .limit(PAGE);
+                    let (open, newest) = match source.list(project.as_deref(), &query).await {
+                        Ok(l) => (Ok(l.total), l.items),
+                        Err(e) => (Err(text(e)), Vec::new()),
+                    };
                     let waiting = source.waiting(project.as_deref()).await.map_err(text);
-                    let _ = tx.send(Msg::Counts { id, open, waiting });
+                    let _ = tx.send(Msg::Counts {
+                        id,
+                        open,
+                        waiting,
+                        newest,
+                    });
                 });
             }
             Effect::Submit {
@@ -183,6 +188,22 @@ impl<S: Source + Clone + 'static> Runner<S> {
                     let _ = tx.send(Msg::AutoCommanded {
                         question_id,
                         action: AutoAction::Delegate,
+                        result,
+                    });
+                });
+            }
+            Effect::Dismiss {
+                question_id,
+                project,
+            } => {
+                tokio::spawn(async move {
+                    let result = source
+                        .dismiss(Some(&project), &question_id)
+                        .await
+                        .map(drop)
+                        .map_err(refusal);
+                    let _ = tx.send(Msg::Dismissed {
+                        question_id,
                         result,
                     });
                 });

@@ -62,25 +62,19 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 }
             }
         }
-        Msg::Counts { id, open, waiting } => {
+        Msg::Counts {
+            id,
+            open,
+            waiting,
+            newest,
+        } => {
             if id != model.counts_generation {
                 return fx;
             }
             model.counts_in_flight = false;
             model.dirty = true;
             if let Ok(n) = open {
-                if model.open_count.is_some_and(|prev| n > prev) {
-                    let body = format!("{n} questions are still open");
-                    if model.behaviour.bell {
-                        fx.push(Effect::Bell);
-                    }
-                    if model.behaviour.notify {
-                        fx.push(Effect::Notify {
-                            title: "oq: a new question".into(),
-                            body,
-                        });
-                    }
-                }
+                super::notify::newest(model, &newest, &mut fx);
                 model.open_count = Some(n);
             }
             if let Ok(w) = waiting {
@@ -103,6 +97,21 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             let result = result.map(|q| *q);
             super::outbox::looked_up(model, &question_id, &result);
             super::modal::looked_up(model, &question_id, result);
+        }
+        Msg::Dismissed {
+            question_id,
+            result,
+        } => {
+            model.dirty = true;
+            match result {
+                Ok(()) => {
+                    info(model, format!("dismissed {question_id}"));
+                    // The confirmation said a draft of it is discarded.
+                    super::submit::remove_draft(model, &question_id, &mut fx);
+                    fx.extend(reload(model));
+                }
+                Err(e) => error(model, format!("dismiss refused: {e}")),
+            }
         }
         Msg::ReadinessRecorded { gate, result } => {
             model.dirty = true;

@@ -124,6 +124,18 @@ pub fn with_prompts(mut q: QuestionItem) -> QuestionItem {
     q
 }
 
+/// dev-a's OpenCode question with two prompts (`with_prompts`), asked a minute ago.
+pub fn release() -> QuestionItem {
+    with_prompts(question(
+        "q-0",
+        "dev-a",
+        "dev-a",
+        "Release build settings",
+        None,
+        1,
+    ))
+}
+
 pub fn sample(me: &str) -> Vec<QuestionItem> {
     vec![
         question(
@@ -219,6 +231,7 @@ pub fn loaded(me: &str, items: Vec<QuestionItem>) -> Model {
             id,
             open: Ok(total),
             waiting: Ok(vec![]),
+            newest: vec![],
         },
     );
     m.connection = Connection::Live {

@@ -1,7 +1,9 @@
 //! The answer controls under the question. For the session's author: "Accept
 //! suggestion" on its key and the "Answer" field (a `ratatui-textarea`). For anyone
-//! else: the same controls drawn inert, with the reason in words. For an answered
-//! question: who answered, when, and whether the suggestion was accepted. For a question
+//! else: the same controls drawn inert, with the reason in words. The field wraps and
+//! shows a live count against the domain's limit on its bottom border. For an answered
+//! question: who answered, when, and whether the suggestion was accepted (the text is in
+//! the question pane, where it scrolls in full). For a question
 //! with options: one prompt at a time, then the review step.
 
 use ratatui::Frame;
@@ -10,6 +12,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
+use crate::domain::question::RESPOSTA_MAX_CHARS;
+use crate::domain::text::text_len;
 use crate::tui::choices::ChoiceForm;
 use crate::tui::keymap::Action;
 use crate::tui::model::{Focus, Model, ago};
@@ -20,8 +24,9 @@ use crate::wire::QuestionItem;
 pub fn height(model: &Model, width: u16) -> u16 {
     let Some(q) = model.current() else { return 0 };
     let reason = reason_rows(q, width.saturating_sub(2));
-    if let Some(a) = &q.answer {
-        return 4 + a.resposta.lines().count().clamp(1, 4) as u16;
+    if q.answer.is_some() {
+        // Who and how; the text itself is in the question pane, where it scrolls.
+        return 4;
     }
     if !q.prompts.is_empty() {
         let rows = match &model.choices {
@@ -91,7 +96,14 @@ fn answered(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model, 
             theme.muted,
         ),
     ])];
-    lines.extend(a.resposta.lines().map(|l| Line::raw(l.to_string())));
+    lines.push(Line::styled(
+        format!(
+            "the answer in full is above ({}/{} scroll)",
+            first(model.keymap.keys_for(Action::ScrollDown)),
+            first(model.keymap.keys_for(Action::ScrollUp))
+        ),
+        theme.muted,
+    ));
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
 }
 
@@ -127,6 +139,21 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
     } else {
         "sends"
     };
+    // The live count, as the domain counts it (trimmed characters) against its limit.
+    let count = model
+        .form
+        .as_ref()
+        .filter(|f| f.question_id == q.question_id)
+        .map_or(0, |f| text_len(&f.value()));
+    let counter = Line::styled(
+        format!(" {count}/{RESPOSTA_MAX_CHARS} "),
+        if count > RESPOSTA_MAX_CHARS {
+            theme.error
+        } else {
+            theme.muted
+        },
+    )
+    .right_aligned();
     let box_title = if typing {
         format!(
             " {} {sends} · {} new line ",
@@ -150,7 +177,8 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
             Block::default()
                 .borders(Borders::ALL)
                 .border_style(border)
-                .title(box_title),
+                .title(box_title)
+                .title_bottom(counter),
         );
         text.set_cursor_line_style(Style::new());
         text.set_cursor_style(if typing {
@@ -207,11 +235,17 @@ fn options(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model, t
     {
         Some(c) => c,
         None => {
-            fresh = ChoiceForm::new(&q.question_id, &q.prompts);
+            // Not open: drawn as its draft would open it.
+            let mut f = ChoiceForm::new(&q.question_id, &q.prompts);
+            if let Some(d) = model.drafts.get(&q.question_id) {
+                f.restore(d);
+            }
+            fresh = f;
             &fresh
         }
     };
     let active = model.focus == Focus::Choices && q.can_answer;
+    let width = usize::from(area.width);
     let base = if q.can_answer {
         Style::new()
     } else {
@@ -272,14 +306,12 @@ fn options(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model, t
             } else {
                 format!(" — {}", o.description)
             };
-            lines.push(Line::styled(
-                format!(
-                    "{} {mark} {}{desc}",
-                    if cursor == i { ">" } else { " " },
-                    o.label
-                ),
-                style,
-            ));
+            let row = format!(
+                "{} {mark} {}{desc}",
+                if cursor == i { ">" } else { " " },
+                o.label
+            );
+            lines.push(Line::styled(super::clip(&row, width), style));
         }
         if p.custom {
             let i = p.options.len();
@@ -296,25 +328,46 @@ fn options(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model, t
             } else {
                 typed.clone()
             };
-            lines.push(Line::styled(
-                format!("{} ✎ {text}", if cursor == i { ">" } else { " " }),
-                style,
-            ));
+            let row = format!("{} ✎ {text}", if cursor == i { ">" } else { " " });
+            lines.push(Line::styled(super::clip(&row, width), style));
         }
     }
-    if !q.can_answer {
+    let reason = (!q.can_answer).then(|| {
         let why = q
             .reason
             .clone()
             .unwrap_or_else(|| "you cannot answer this question".into());
-        lines.push(Line::from(vec![
-            Span::styled("⊘ ", theme.error),
-            Span::raw(why),
-        ]));
+        Line::from(vec![Span::styled("⊘ ", theme.error), Span::raw(why)])
+    });
+    // The options scroll with the cursor: the prompt's title stays on top and the
+    // cursor's row is always in the box (one row per option: they are clipped, not
+    // wrapped, so the rows can be counted).
+    let room = usize::from(area.height)
+        .saturating_sub(1 + usize::from(reason.is_some()))
+        .max(1);
+    let rows = lines.len().saturating_sub(1);
+    if !form.review && rows > room {
+        let cursor = form.cursor.get(form.current).copied().unwrap_or(0);
+        let top = (cursor + 1).saturating_sub(room).min(rows - room);
+        let shown: Vec<Line> = lines.drain(1..).skip(top).take(room).collect();
+        let at = Span::styled(format!(" {}–{}/{rows}", top + 1, top + room), theme.accent);
+        let after_title = lines[0].spans.len().min(2);
+        lines[0].spans.insert(after_title, at);
+        lines.extend(shown);
     }
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
+    lines.extend(reason);
+    if form.review || lines.is_empty() {
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
+        return;
+    }
+    // The prompt's title on one row (clipped), so the rows below can be counted.
+    let title = lines.remove(0);
+    let [top, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    frame.render_widget(Paragraph::new(title), top);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), rest);
 }
 
-fn first(keys: String) -> String {
+/// The first of "a/b" keys, for a hint that has room for one.
+pub(super) fn first(keys: String) -> String {
     keys.split('/').next().unwrap_or_default().to_string()
 }

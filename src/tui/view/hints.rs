@@ -1,12 +1,13 @@
 //! The bottom line: the search being typed, else the last notice, else the keys that
-//! matter in the focused pane, read from the live keymap.
+//! apply now (the focused pane, the selected question), read from the one table of keys
+//! with their live bindings.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::tui::keymap::Action;
+use crate::tui::keymap::table::{Place, TABLE, When};
 use crate::tui::model::{Focus, Model, NoticeKind};
 use crate::tui::theme::Theme;
 
@@ -39,40 +40,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
         );
         return;
     }
-    let km = &model.keymap;
-    let pairs: Vec<(String, &str)> = match model.focus {
-        Focus::Answer => vec![
-            (km.field_keys_for(Action::Submit), "send"),
-            (km.field_keys_for(Action::Newline), "new line"),
-            (km.field_keys_for(Action::Editor), "$EDITOR"),
-            ("Ctrl-u/Ctrl-r".into(), "undo/redo"),
-            (km.field_keys_for(Action::Back), "leave"),
-        ],
-        Focus::Choices => vec![
-            ("Space".into(), "pick"),
-            ("Enter".into(), "next / send"),
-            (km.keys_for(Action::NextPane), "next question"),
-            (km.keys_for(Action::Back), "leave"),
-        ],
-        _ => vec![
-            (km.keys_for(Action::Help), "help"),
-            (
-                format!(
-                    "{}/{}",
-                    first(km.keys_for(Action::Down)),
-                    first(km.keys_for(Action::Up))
-                ),
-                "move",
-            ),
-            (first(km.keys_for(Action::Accept)), "accept"),
-            (first(km.keys_for(Action::Answer)), "answer"),
-            (first(km.keys_for(Action::Filter)), "filter"),
-            (first(km.keys_for(Action::Search)), "search"),
-            (first(km.keys_for(Action::Sort)), "sort"),
-            (first(km.keys_for(Action::NextPane)), "pane"),
-            (first(km.keys_for(Action::Quit)), "quit"),
-        ],
-    };
+    let pairs = pairs(model);
     let mut spans = vec![Span::raw(" ")];
     let mut used = 1;
     for (keys, label) in pairs {
@@ -87,6 +55,53 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn first(keys: String) -> String {
-    keys.split('/').next().unwrap_or_default().to_string()
+/// The hints of [`TABLE`] that apply now, each with the first of its live keys; rows
+/// in a row with the same word share it ("j/k move").
+fn pairs(model: &Model) -> Vec<(String, &'static str)> {
+    let (home, now) = match model.focus {
+        Focus::Answer => (Place::Field, vec![When::Field]),
+        Focus::Choices => (Place::Options, vec![When::Options]),
+        _ => {
+            let q = model
+                .current()
+                .filter(|q| q.status == "open" && q.can_answer);
+            let mut now = vec![When::Panes];
+            if q.is_some() {
+                now.push(When::Answerable);
+            }
+            if q.is_some_and(|q| q.sugestao.is_some() && q.prompts.is_empty()) {
+                now.push(When::Acceptable);
+            }
+            (Place::Normal, now)
+        }
+    };
+    // The place's own keys first (an options form's pick and next before the moves).
+    let rows = TABLE
+        .iter()
+        .filter(|r| r.place == home)
+        .chain(TABLE.iter().filter(|r| r.place != home));
+    let mut pairs: Vec<(String, &'static str)> = Vec::new();
+    for row in rows {
+        for (when, label) in row.hints {
+            if !now.contains(when) {
+                continue;
+            }
+            let Some(key) = model
+                .keymap
+                .keys_in(row.place, row.action)
+                .into_iter()
+                .next()
+            else {
+                continue;
+            };
+            match pairs.last_mut() {
+                Some((keys, l)) if l == label => {
+                    keys.push('/');
+                    keys.push_str(&key);
+                }
+                _ => pairs.push((key, label)),
+            }
+        }
+    }
+    pairs
 }

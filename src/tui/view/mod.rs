@@ -45,14 +45,14 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
     } else {
         detail(frame, body, model, theme);
     }
-    if model.help {
-        help::draw(frame, area, model, theme);
+    if let Some(h) = &model.help {
+        help::draw(frame, area, model, h, theme);
     }
     if model.show_outbox {
         outbox::draw(frame, area, model, theme);
     }
     if let Some(m) = &model.modal {
-        modal::draw(frame, area, m, theme);
+        modal::draw(frame, area, m, &model.keymap, theme);
     }
 }
 

@@ -1,15 +1,17 @@
 //! The modal notice over the screen (`tui::modal`): a box in the middle with its title,
-//! what happened in words, and the keys that close it. Drawn last, over everything.
+//! what happened in words, and the keys that close it on its bottom border. Drawn last,
+//! over everything.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
+use crate::tui::keymap::Keymap;
 use crate::tui::modal::Modal;
 use crate::tui::theme::Theme;
 
-pub fn draw(frame: &mut Frame<'_>, area: Rect, modal: &Modal, theme: &Theme) {
+pub fn draw(frame: &mut Frame<'_>, area: Rect, modal: &Modal, km: &Keymap, theme: &Theme) {
     let w = area.width.saturating_sub(4).min(64);
     if w < 3 || area.height < 3 {
         return;
@@ -22,13 +24,16 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, modal: &Modal, theme: &Theme) {
         }
         lines.push(Line::raw(text));
     }
-    lines.push(Line::raw(""));
-    lines.push(Line::from(vec![
-        Span::styled("Esc", theme.key_hint),
-        Span::styled(" or ", theme.muted),
-        Span::styled("Enter", theme.key_hint),
-        Span::styled(" to go on", theme.muted),
-    ]));
+    // The closing keys sit on the bottom border: a long text never pushes them out.
+    let mut keys = vec![Span::raw(" ")];
+    for (i, (k, what)) in modal.keys(km).into_iter().enumerate() {
+        if i > 0 {
+            keys.push(Span::styled(" · ", theme.muted));
+        }
+        keys.push(Span::styled(k, theme.key_hint));
+        keys.push(Span::styled(format!(" {what}"), theme.muted));
+    }
+    keys.push(Span::raw(" "));
     let rows: usize = lines
         .iter()
         .map(|l| l.width().div_ceil(inner_w).max(1))
@@ -41,7 +46,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, modal: &Modal, theme: &Theme) {
         height: h,
     };
     frame.render_widget(Clear, rect);
-    let block = super::queues::block(modal.title().into(), true, theme);
+    let block =
+        super::queues::block(modal.title().into(), true, theme).title_bottom(Line::from(keys));
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })

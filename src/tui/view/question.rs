@@ -1,7 +1,8 @@
 //! The selected question in full: the text (wrapped, scrollable), who asked (agent, the
 //! agent's door when it is `mcp` or `claude-code`, session, session author; the working
 //! directory Claude Code asked in), the project and age, what it affects, the suggestion,
-//! where an answer of ours stands in the outbox (`tui::outbox`); and
+//! where an answer of ours stands in the outbox (`tui::outbox`), the answered record
+//! with its whole text (scrolled in full, the position on the border); and
 //! for a bridged OpenCode question, its auto-answer on the pane's last row (not scrolled
 //! away): the countdown and the pause / delegate keys, inert for anyone but the author.
 
@@ -10,7 +11,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use super::form::first;
 use crate::tui::auto::{AutoLine, line as auto_line};
+use crate::tui::keymap::Action;
 use crate::tui::model::{Focus, Model, ago};
 use crate::tui::theme::Theme;
 
@@ -56,6 +59,16 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
         .map(|l| Line::styled(l.to_string(), theme.title))
         .collect();
     lines.push(Line::raw(""));
+    if q.orphaned && q.status == "open" {
+        lines.push(Line::styled(
+            format!(
+                "orphaned: its session was aborted upstream, nothing waits for this answer \
+                 — dismiss it ({})",
+                first(model.keymap.keys_for(Action::Dismiss))
+            ),
+            theme.error,
+        ));
+    }
     // An agent's own door says which: `oq mcp` or Claude Code's hook.
     let via = match q.source.as_str() {
         s @ ("mcp" | "claude-code") => format!(" via {s}"),
@@ -128,10 +141,50 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
             Span::raw(format!("{} ({kind})", p.question)),
         ]));
     }
-    let para = Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .scroll((model.detail_scroll, 0));
-    frame.render_widget(para, inner);
+    if let Some(a) = &q.answer {
+        let how = if a.aceitou_sugestao {
+            "accepted the suggestion"
+        } else {
+            "own answer"
+        };
+        lines.push(Line::raw(""));
+        lines.push(Line::from(vec![
+            Span::styled("✓ answered by ", theme.muted),
+            Span::styled(a.respondida_por.clone(), theme.title),
+            Span::styled(
+                format!(" · {} · {how}", ago(model.now, a.answered_at)),
+                theme.muted,
+            ),
+        ]));
+        lines.extend(a.resposta.lines().map(|l| Line::raw(l.to_string())));
+    }
+    // Scrolled in full: never past the last row, and the position on the border when
+    // there is more than fits.
+    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let total = u16::try_from(para.line_count(inner.width)).unwrap_or(u16::MAX);
+    let top = model.detail_scroll.min(total.saturating_sub(inner.height));
+    frame.render_widget(para.scroll((top, 0)), inner);
+    if total > inner.height && area.height >= 2 && area.width > 4 {
+        let km = &model.keymap;
+        let at = format!(
+            " {}/{} {}–{} of {} ",
+            first(km.keys_for(Action::ScrollDown)),
+            first(km.keys_for(Action::ScrollUp)),
+            top + 1,
+            (top + inner.height).min(total),
+            total
+        );
+        let border = Rect {
+            x: area.x + 2,
+            y: area.y + area.height - 1,
+            width: area.width - 4,
+            height: 1,
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(at, theme.muted).right_aligned()),
+            border,
+        );
+    }
 }
 
 /// "⏱ auto-answers in 23 s — p pause · d delegate now"; the keys in the key style for the

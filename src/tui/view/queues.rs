@@ -147,7 +147,13 @@ fn draw_open(
         };
         let right_w = right.chars().count().min(width.saturating_sub(6));
         let left_w = width.saturating_sub(right_w + 2);
-        let text = super::clip(&q.pergunta, left_w);
+        // An orphan (its session aborted upstream: nobody waits for the answer) says so.
+        let title = if q.orphaned && q.status == "open" {
+            format!("orphaned · {}", q.pergunta)
+        } else {
+            q.pergunta.clone()
+        };
+        let text = super::clip(&title, left_w);
         let pad = left_w.saturating_sub(text.chars().count());
         let style = if selected && focused {
             theme.selection

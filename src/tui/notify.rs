@@ -1,0 +1,54 @@
+//! Notifications of new questions (the bell, OSC 9/777), pure: they fire only for
+//! questions this person can answer, name the question, and count grammatically.
+//!
+//! - Every counts reply carries the newest open questions of the scope (one page,
+//!   newest first). Their ids are remembered; the first reply only remembers (what was
+//!   open at start is not news).
+//! - A question is news when its id was never seen, it is open, and this person can
+//!   answer it: someone else's question never rings. One: "oq: 1 new question" with its
+//!   text; several: "oq: 3 new questions", the newest named and how many more.
+
+use std::collections::HashSet;
+
+use super::effect::Effect;
+use super::model::Model;
+use crate::wire::QuestionItem;
+
+/// "1 new question", "3 new questions".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// The newest open questions of a counts reply: ring for the ones that are news.
+pub(super) fn newest(model: &mut Model, newest: &[QuestionItem], fx: &mut Vec<Effect>) {
+    let first = model.seen_open.is_none();
+    let seen = model.seen_open.get_or_insert_with(HashSet::new);
+    let fresh: Vec<&QuestionItem> = newest
+        .iter()
+        .filter(|q| !seen.contains(&q.question_id) && q.status == "open" && q.can_answer)
+        .collect();
+    seen.extend(newest.iter().map(|q| q.question_id.clone()));
+    let Some(top) = fresh.first().filter(|_| !first) else {
+        return;
+    };
+    let n = fresh.len();
+    let name = super::modal::clip(&top.pergunta, 80);
+    let body = if n == 1 {
+        name
+    } else {
+        format!("{name} (and {} more)", n - 1)
+    };
+    if model.behaviour.bell {
+        fx.push(Effect::Bell);
+    }
+    if model.behaviour.notify {
+        fx.push(Effect::Notify {
+            title: format!("oq: {}", count(n, "new question", "new questions")),
+            body,
+        });
+    }
+}
