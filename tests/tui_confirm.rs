@@ -47,14 +47,37 @@ fn accept_shows_what_is_recorded_and_waits_for_the_same_key() {
             "Accept the suggestion as the answer to q-1, in dev-a's name: «Pix through the current gateway; cards in the next release»"
         ]
     );
-    // Other keys are swallowed while the question stands: no move, no write.
-    for k in [ch('j'), ch('r'), ch('s')] {
-        assert!(update(&mut m, k).is_empty());
-    }
-    assert_eq!(m.selected_id.as_deref(), Some("q-1"));
     let fx = update(&mut m, ch('a'));
     assert_eq!(submits(&fx), vec![&AnswerInput::accept()]);
     assert!(m.modal.is_none());
+}
+
+/// A sentence typed where the person thought a field was open: its letters are not
+/// commands, and neither the `a` of "cards" nor the Enter at its end records anything.
+#[test]
+fn a_key_other_than_the_confirming_one_disarms_the_question() {
+    let mut m = me();
+    update(&mut m, ch('a'));
+    let mut fx = Vec::new();
+    for c in "Pix first, cards later".chars() {
+        fx.extend(update(&mut m, ch(c)));
+    }
+    fx.extend(update(&mut m, key(KeyCode::Enter)));
+    assert!(fx.is_empty(), "typed text acted: {fx:?}");
+    assert_eq!(m.selected_id.as_deref(), Some("q-1"));
+    let lines = asked(&m);
+    assert!(
+        lines.last().unwrap().contains("will not be recorded"),
+        "{lines:?}"
+    );
+    let keys = m.modal.as_ref().unwrap().keys(&m.keymap);
+    assert_eq!(keys, vec![("Esc".to_string(), "closes it")]);
+    let fx = update(&mut m, key(KeyCode::Esc));
+    assert!(fx.is_empty() && m.modal.is_none(), "{fx:?}");
+    // The queue is itself again: `a` asks afresh, and `a` again records.
+    update(&mut m, ch('a'));
+    let fx = update(&mut m, ch('a'));
+    assert_eq!(submits(&fx), vec![&AnswerInput::accept()]);
 }
 
 #[test]

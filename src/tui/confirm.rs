@@ -1,7 +1,11 @@
 //! Every key that writes to the log in the person's name is deliberate (issue 11,
 //! item 6): accept, "I'm ready", "Confirm architecture ready", pause, delegate and
 //! dismiss first show exactly what will be recorded, and wait for the same key again or
-//! Enter; Esc cancels, and every other key is swallowed while the question stands.
+//! Enter as the very next key; Esc cancels. Any other key means the person is not
+//! answering this question — typically typing a sentence where they thought a field was
+//! open, whose letters would otherwise confirm it (the `a` of "cards") or the Enter at
+//! its end. So the first other key disarms the question: from then on it records
+//! nothing, whatever arrives, swallows every key, and only Esc closes it.
 //!
 //! How, without a second copy of each action's rules: the action is run on a clone of
 //! the model (`update` is pure, so a trial costs nothing but memory). If the trial wants
@@ -29,6 +33,8 @@ pub struct Confirm {
     /// The draft this write discards, when there is one: (question id, its words, the
     /// verb that discards it: "Accepting", "Dismissing").
     pub draft: Option<(String, String, &'static str)>,
+    /// Another key came first: nothing can be recorded from here; Esc closes.
+    pub disarmed: bool,
 }
 
 /// A writing action's key: run it, or ask first.
@@ -50,6 +56,7 @@ pub(super) fn gate(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         action,
         what,
         draft,
+        disarmed: false,
     }));
     model.dirty = true;
 }
@@ -66,7 +73,14 @@ pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         super::notice::info(model, "cancelled: nothing was recorded".into());
         return;
     }
+    if c.disarmed {
+        return;
+    }
     if !(again || k.code == KeyCode::Enter) {
+        if let Some(Modal::Confirm(c)) = &mut model.modal {
+            c.disarmed = true;
+        }
+        model.dirty = true;
         return;
     }
     model.modal = None;

@@ -8,7 +8,8 @@
 //! - [`Modal::Inert`]: an answering key on a question this person cannot answer. The
 //!   reason in words; Esc or Enter close it, and nothing typed meanwhile acts.
 //!
-//! - [`Modal::Confirm`]: a write waiting for its confirming key (`confirm.rs`).
+//! - [`Modal::Confirm`]: a write waiting for its confirming key as the very next key;
+//!   any other key disarms it (`confirm.rs`).
 //!
 //! Pure: `update` raises a modal, the view draws it. Ctrl-C still quits (the one
 //! cleanup keeps every draft).
@@ -52,6 +53,7 @@ impl Modal {
     /// The keys that close it, with what they do, from the live keymap.
     pub fn keys(&self, km: &Keymap) -> Vec<(String, &'static str)> {
         match self {
+            Modal::Confirm(c) if c.disarmed => vec![("Esc".into(), "closes it")],
             Modal::Confirm(c) => {
                 let again = km.keys_for(c.action);
                 let again = again.split('/').next().unwrap_or_default();
@@ -86,6 +88,12 @@ impl Modal {
                         "You have a draft for {id}: «{}». {verb} discards it.",
                         clip(text, 60)
                     ));
+                }
+                if c.disarmed {
+                    lines.push(
+                        "Another key came first, so this will not be recorded: nothing typed here acts. Esc closes it."
+                            .into(),
+                    );
                 }
                 lines
             }
