@@ -11,6 +11,7 @@ use oq::domain::readiness::ReadinessGate;
 use oq::engine::{ListQuery, Sort, StatusFilter};
 use oq::tui::effect::{Effect, Msg};
 use oq::tui::keymap::{Action, Keymap, KeysConfig};
+use oq::tui::link::LinkError;
 use oq::tui::model::{Connection, Focus, Model};
 use oq::tui::theme::Theme;
 use oq::tui::update::{init, update};
@@ -421,7 +422,7 @@ fn the_link_goes_reconnecting_then_offline_then_live() {
         &mut m,
         Msg::Revision {
             now: NOW,
-            revision: Err("down".into()),
+            revision: Err(LinkError::unreachable("down")),
         },
     );
     assert_eq!(m.connection, Connection::Reconnecting { since: NOW });
@@ -429,7 +430,7 @@ fn the_link_goes_reconnecting_then_offline_then_live() {
         &mut m,
         Msg::Revision {
             now: NOW + 11_000,
-            revision: Err("down".into()),
+            revision: Err(LinkError::unreachable("down")),
         },
     );
     assert_eq!(m.connection, Connection::Offline { since: NOW });
@@ -895,7 +896,7 @@ fn no_key_sequence_panics_at_any_size() {
                     revision: if r.next() % 2 == 0 {
                         Ok(step)
                     } else {
-                        Err("x".into())
+                        Err(LinkError::unreachable("x"))
                     },
                 },
                 2 => {
