@@ -458,6 +458,46 @@ fn the_link_goes_reconnecting_then_offline_then_live() {
     ));
 }
 
+#[test]
+fn what_was_said_about_the_link_goes_when_it_is_back_and_nothing_else_does() {
+    let mut m = me();
+    let down = |m: &mut Model, now| {
+        update(
+            m,
+            Msg::Revision {
+                now,
+                revision: Err(LinkError::unreachable("connection refused")),
+            },
+        )
+    };
+    let back = |m: &mut Model, now| {
+        update(
+            m,
+            Msg::Revision {
+                now,
+                revision: Ok(1),
+            },
+        )
+    };
+    back(&mut m, NOW);
+    down(&mut m, NOW + 1_000);
+    assert!(
+        notice(&m).contains("connection refused — reconnecting"),
+        "{}",
+        notice(&m)
+    );
+    back(&mut m, NOW + 2_000);
+    assert_eq!(notice(&m), "", "the cause went, and its words with it");
+    // Something said meanwhile is no longer the link's: it stays.
+    down(&mut m, NOW + 3_000);
+    m.notice = Some(oq::tui::model::Notice {
+        kind: oq::tui::model::NoticeKind::Info,
+        text: "something else".into(),
+    });
+    back(&mut m, NOW + 4_000);
+    assert_eq!(notice(&m), "something else");
+}
+
 /// A counts reply whose newest page holds `qs`.
 fn counts_with(m: &mut Model, qs: Vec<oq::wire::QuestionItem>) -> Vec<Effect> {
     let id = m.counts_generation;

@@ -215,6 +215,8 @@ pub struct Model {
     pub auto: AutoView,
     /// Why the last poll failed (`link.rs`), while the link is down.
     pub link_fault: Option<super::link::LinkError>,
+    /// The notice said about the link while it was down; cleared with it.
+    pub link_notice: Option<String>,
     /// The help overlay, while it is up (`help.rs`).
     pub help: Option<super::help::Help>,
     /// For questions our outbox found settled elsewhere: who settled them and how, in
@@ -275,6 +277,7 @@ impl Model {
             modal: None,
             auto: AutoView::default(),
             link_fault: None,
+            link_notice: None,
             help: None,
             show_outbox: false,
             seen_open: None,

@@ -11,7 +11,7 @@ use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::{Effect, Msg};
 use super::link::{Fault, LinkError};
 use super::model::{AnswerForm, Connection, Focus, Model, PAGE};
-use super::notice::{error, info};
+use super::notice::{error, info, link_error};
 
 /// How many pages a reload fetches at most: the rows the user has scrolled through.
 const MAX_RELOAD_PAGES: usize = 20;
@@ -240,24 +240,20 @@ fn on_revision(
 fn link_failed(model: &mut Model, e: LinkError) {
     let changed = model.link_fault.as_ref().is_none_or(|l| l.fault != e.fault);
     if changed && e.fault != Fault::Unreachable {
-        error(model, format!("{}: {}", e.fault.words(), e.message));
+        link_error(model, format!("{}: {}", e.fault.words(), e.message));
     }
     model.link_fault = Some(e);
 }
 
-/// The link is back: the cause goes, and so does its notice if it is still on screen.
+/// The link is back: its cause goes, and so does what was said about it ("the source
+/// is gone … reconnecting", "unauthorized: …") if that is still the notice on screen.
 fn link_cleared(model: &mut Model) {
-    let Some(l) = model.link_fault.take() else {
-        return;
-    };
-    let said = format!("{}: ", l.fault.words());
-    if l.fault != Fault::Unreachable
-        && model
-            .notice
-            .as_ref()
-            .is_some_and(|n| n.text.starts_with(&said))
+    model.link_fault = None;
+    if let Some(said) = model.link_notice.take()
+        && model.notice.as_ref().is_some_and(|n| n.text == said)
     {
         model.notice = None;
+        model.dirty = true;
     }
 }
 
