@@ -9,6 +9,7 @@ mod tui_fixtures;
 
 use crossterm::event::KeyCode;
 use oq::tui::effect::{Effect, Msg};
+use oq::tui::link::LinkError;
 use oq::tui::modal::Modal;
 use oq::tui::model::{Focus, Model};
 use oq::tui::theme::Theme;
@@ -120,7 +121,7 @@ fn the_source_dropped_while_typing_takes_the_next_keys() {
         &mut m,
         Msg::Revision {
             now: NOW,
-            revision: Err("connection refused".into()),
+            revision: Err(LinkError::unreachable("connection refused")),
         },
     );
     assert!(writes(&fx).is_empty(), "{fx:?}");
@@ -178,7 +179,7 @@ fn failed_polls_while_offline_never_close_the_field() {
             m,
             Msg::Revision {
                 now: NOW,
-                revision: Err("cannot reach the server".into()),
+                revision: Err(LinkError::unreachable("cannot reach the server")),
             },
         )
     };

@@ -11,6 +11,7 @@ use oq::domain::readiness::ReadinessGate;
 use oq::engine::{ListQuery, Sort, StatusFilter};
 use oq::tui::effect::{Effect, Msg};
 use oq::tui::keymap::{Action, Keymap, KeysConfig};
+use oq::tui::link::LinkError;
 use oq::tui::model::{Connection, Focus, Model};
 use oq::tui::theme::Theme;
 use oq::tui::update::{init, update};
@@ -421,7 +422,7 @@ fn the_link_goes_reconnecting_then_offline_then_live() {
         &mut m,
         Msg::Revision {
             now: NOW,
-            revision: Err("down".into()),
+            revision: Err(LinkError::unreachable("down")),
         },
     );
     assert_eq!(m.connection, Connection::Reconnecting { since: NOW });
@@ -429,7 +430,7 @@ fn the_link_goes_reconnecting_then_offline_then_live() {
         &mut m,
         Msg::Revision {
             now: NOW + 11_000,
-            revision: Err("down".into()),
+            revision: Err(LinkError::unreachable("down")),
         },
     );
     assert_eq!(m.connection, Connection::Offline { since: NOW });
@@ -455,6 +456,46 @@ fn the_link_goes_reconnecting_then_offline_then_live() {
             Effect::FlushOutbox
         ]
     ));
+}
+
+#[test]
+fn what_was_said_about_the_link_goes_when_it_is_back_and_nothing_else_does() {
+    let mut m = me();
+    let down = |m: &mut Model, now| {
+        update(
+            m,
+            Msg::Revision {
+                now,
+                revision: Err(LinkError::unreachable("connection refused")),
+            },
+        )
+    };
+    let back = |m: &mut Model, now| {
+        update(
+            m,
+            Msg::Revision {
+                now,
+                revision: Ok(1),
+            },
+        )
+    };
+    back(&mut m, NOW);
+    down(&mut m, NOW + 1_000);
+    assert!(
+        notice(&m).contains("connection refused — reconnecting"),
+        "{}",
+        notice(&m)
+    );
+    back(&mut m, NOW + 2_000);
+    assert_eq!(notice(&m), "", "the cause went, and its words with it");
+    // Something said meanwhile is no longer the link's: it stays.
+    down(&mut m, NOW + 3_000);
+    m.notice = Some(oq::tui::model::Notice {
+        kind: oq::tui::model::NoticeKind::Info,
+        text: "something else".into(),
+    });
+    back(&mut m, NOW + 4_000);
+    assert_eq!(notice(&m), "something else");
 }
 
 /// A counts reply whose newest page holds `qs`.
@@ -895,7 +936,7 @@ fn no_key_sequence_panics_at_any_size() {
                     revision: if r.next() % 2 == 0 {
                         Ok(step)
                     } else {
-                        Err("x".into())
+                        Err(LinkError::unreachable("x"))
                     },
                 },
                 2 => {

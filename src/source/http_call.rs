@@ -7,7 +7,8 @@
 //! takes a remote source offline and queues answers. A server that answered — even a
 //! 5xx about its upstream (`upstream_unreachable`, `upstream_refused`,
 //! `upstream_uncertain`: [`OqError::Upstream`]) — is reachable, and what it said is what
-//! the doors report.
+//! the doors report. [`gateway_status`] reads a gateway's status back out of such an
+//! `unreachable`, so the TUI can name it ("bad gateway (502)") instead of "offline".
 
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::Serialize;
@@ -77,7 +78,7 @@ impl HttpSource {
             Err(_) if matches!(status.as_u16(), 502..=504) => Err(OqError::Source {
                 code: ErrorCode::Unreachable,
                 message: format!(
-                    "{} answered {status} without oq's error body: the server behind it cannot be reached",
+                    "{} answered {status}{GATEWAY}: the server behind it cannot be reached",
                     self.base
                 ),
             }),
@@ -106,6 +107,29 @@ impl HttpSource {
             message: format!("cannot reach {}: {}", self.base, root_cause(&e)),
         }
     }
+}
+
+/// What marks a gateway's bare 5xx in its message, after the status.
+const GATEWAY: &str = " without oq's error body";
+
+/// The status of a gateway's bare 502/503/504 in front of the server, when `e` is one
+/// (an `unreachable` like a failed connection, but the screen names the gateway).
+pub fn gateway_status(e: &OqError) -> Option<u16> {
+    let OqError::Source {
+        code: ErrorCode::Unreachable,
+        message,
+    } = e
+    else {
+        return None;
+    };
+    let (head, _) = message.split_once(GATEWAY)?;
+    let (_, status) = head.rsplit_once(" answered ")?;
+    status
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()
+        .filter(|s| (502..=504).contains(s))
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {

@@ -35,6 +35,7 @@ use crate::wire::{
 
 pub use any::AnySource;
 pub use http::HttpSource;
+pub use http_call::gateway_status;
 pub use local::LocalSource;
 pub use opencode::OpencodeSource;
 pub use resilient::ResilientSource;

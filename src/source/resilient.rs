@@ -52,6 +52,9 @@ struct Link {
     retry_at: Option<Instant>,
     /// A success has been seen since the last failure (and the outbox flushed then).
     attached: bool,
+    /// What the last failed call said, repeated by the calls the backoff holds back: a
+    /// gateway's 502 stays named as such between two retries (the TUI shows it).
+    cause: Option<String>,
 }
 
 #[derive(Clone)]
@@ -113,9 +116,13 @@ impl<S: Source> ResilientSource<S> {
     }
 
     fn offline_error(&self) -> OqError {
+        let message = match &self.link().cause {
+            Some(cause) => format!("{cause} (retrying with backoff)"),
+            None => format!("cannot reach {} (retrying with backoff)", self.name),
+        };
         OqError::Source {
             code: ErrorCode::Unreachable,
-            message: format!("cannot reach {} (retrying with backoff)", self.name),
+            message,
         }
     }
 
@@ -130,15 +137,16 @@ impl<S: Source> ResilientSource<S> {
         }
         let result = call.await;
         match &result {
-            Err(e) if is_unreachable(e) => self.went_offline(),
+            Err(e) if is_unreachable(e) => self.went_offline(Some(e.to_string())),
             _ => self.reached().await,
         }
         result
     }
 
-    fn went_offline(&self) {
+    fn went_offline(&self, cause: Option<String>) {
         {
             let mut link = self.link();
+            link.cause = cause;
             link.failures = link.failures.saturating_add(1);
             link.retry_at = Some(Instant::now() + backoff(link.failures));
             link.attached = false;
@@ -181,7 +189,7 @@ impl<S: Source> ResilientSource<S> {
             .unwrap_or_else(|p| p.into_inner())
             .absorb(report.clone());
         if report.stopped.is_some() {
-            self.went_offline();
+            self.went_offline(report.stopped.clone());
         } else if contacted {
             *self.link() = Link {
                 attached: true,

@@ -19,7 +19,7 @@
 
 use super::effect::Effect;
 use super::model::{Focus, Model};
-use super::notice::error;
+use super::notice::link_error;
 use super::update::draft_changed;
 
 /// Why the session's connection ended. Every terminal path is one of these.
@@ -143,7 +143,7 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
         fx.push(Effect::Quit);
     }
     if !flags.release_terminal && (was_attached || had_progress || !fx.is_empty()) {
-        error(
+        link_error(
             model,
             format!(
                 "{} — reconnecting; answers go to the outbox",

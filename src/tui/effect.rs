@@ -108,7 +108,7 @@ pub enum Msg {
     /// The clock moved on (the driver's poll), and the source's revision then.
     Revision {
         now: i64,
-        revision: Result<i64, String>,
+        revision: Result<i64, super::link::LinkError>,
     },
     Loaded {
         id: u64,

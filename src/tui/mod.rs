@@ -28,6 +28,7 @@ pub mod help;
 mod input;
 pub mod keymap;
 mod keys;
+pub mod link;
 pub mod modal;
 pub mod model;
 mod notice;

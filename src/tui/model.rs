@@ -213,6 +213,10 @@ pub struct Model {
     pub modal: Option<Modal>,
     /// The auto-delegate of bridged questions (`auto.rs`).
     pub auto: AutoView,
+    /// Why the last poll failed (`link.rs`), while the link is down.
+    pub link_fault: Option<super::link::LinkError>,
+    /// The notice said about the link while it was down; cleared with it.
+    pub link_notice: Option<String>,
     /// The help overlay, while it is up (`help.rs`).
     pub help: Option<super::help::Help>,
     /// For questions our outbox found settled elsewhere: who settled them and how, in
@@ -272,6 +276,8 @@ impl Model {
             notice: None,
             modal: None,
             auto: AutoView::default(),
+            link_fault: None,
+            link_notice: None,
             help: None,
             show_outbox: false,
             seen_open: None,
@@ -290,12 +296,20 @@ impl Model {
             .and_then(|&i| self.queue.items.get(i))
     }
 
-    /// The source cannot be reached right now: answers go to the outbox.
+    /// The source cannot be reached right now: answers go to the outbox. A refused
+    /// token or another refusal of a server that answered is no outage: nothing queues.
     pub fn offline(&self) -> bool {
         matches!(
             self.connection,
             Connection::Reconnecting { .. } | Connection::Offline { .. }
-        )
+        ) && self.link_fault.as_ref().is_none_or(|l| l.fault.queues())
+    }
+
+    /// The link while it is down, in words: "offline", "bad gateway (502)"…
+    pub fn down_words(&self) -> String {
+        self.link_fault
+            .as_ref()
+            .map_or_else(|| "offline".into(), |l| l.fault.words())
     }
 
     pub fn is_typing(&self) -> bool {

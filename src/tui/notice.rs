@@ -11,6 +11,13 @@ pub(super) fn info(model: &mut Model, text: String) {
     });
 }
 
+/// An error about the link to the source: it goes when the link is back, unless
+/// another notice took its place meanwhile (`update::link_cleared`).
+pub(super) fn link_error(model: &mut Model, text: String) {
+    model.link_notice = Some(text.clone());
+    error(model, text);
+}
+
 pub(super) fn error(model: &mut Model, text: String) {
     model.notice = Some(Notice {
         kind: NoticeKind::Error,

@@ -86,9 +86,10 @@ pub(super) fn queued(model: &mut Model, id: u64, question_id: &str) {
         return;
     }
     close_forms(model, question_id);
+    let down = model.down_words();
     info(
         model,
-        format!("offline — your answer to {question_id} is queued, sent when the source is back"),
+        format!("{down} — your answer to {question_id} is queued, sent when the source is back"),
     );
 }
 

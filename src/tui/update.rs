@@ -9,8 +9,9 @@ use crossterm::event::KeyEventKind;
 
 use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::{Effect, Msg};
+use super::link::{Fault, LinkError};
 use super::model::{AnswerForm, Connection, Focus, Model, PAGE};
-use super::notice::{error, info};
+use super::notice::{error, info, link_error};
 
 /// How many pages a reload fetches at most: the rows the user has scrolled through.
 const MAX_RELOAD_PAGES: usize = 20;
@@ -182,11 +183,17 @@ pub(super) fn reload_pages(model: &mut Model, pages: usize) -> Vec<Effect> {
     ]
 }
 
-fn on_revision(model: &mut Model, now: i64, revision: Result<i64, String>, fx: &mut Vec<Effect>) {
+fn on_revision(
+    model: &mut Model,
+    now: i64,
+    revision: Result<i64, LinkError>,
+    fx: &mut Vec<Effect>,
+) {
     super::auto::set_now(model, now);
     let before = model.connection;
     match revision {
         Ok(r) => {
+            link_cleared(model);
             if !matches!(model.connection, Connection::Live { .. }) {
                 model.connection = Connection::Live { since: now };
             }
@@ -204,7 +211,11 @@ fn on_revision(model: &mut Model, now: i64, revision: Result<i64, String>, fx: &
             }
         }
         Err(e) => {
-            fx.extend(abort_open_work(model, &ExitReason::Errored(e)));
+            fx.extend(abort_open_work(
+                model,
+                &ExitReason::Errored(e.message.clone()),
+            ));
+            link_failed(model, e);
             model.connection = match model.connection {
                 Connection::Reconnecting { since }
                     if now - since >= model.behaviour.offline_after_ms =>
@@ -219,6 +230,29 @@ fn on_revision(model: &mut Model, now: i64, revision: Result<i64, String>, fx: &
         }
     }
     if model.connection != before {
+        model.dirty = true;
+    }
+}
+
+/// A failed poll: its cause is kept for the status line and the field, and a cause
+/// other than plain unreachability (a refused token, a gateway's 502, a refusal) is
+/// also said in the source's own words on the notice line, once per change of cause.
+fn link_failed(model: &mut Model, e: LinkError) {
+    let changed = model.link_fault.as_ref().is_none_or(|l| l.fault != e.fault);
+    if changed && e.fault != Fault::Unreachable {
+        link_error(model, format!("{}: {}", e.fault.words(), e.message));
+    }
+    model.link_fault = Some(e);
+}
+
+/// The link is back: its cause goes, and so does what was said about it ("the source
+/// is gone … reconnecting", "unauthorized: …") if that is still the notice on screen.
+fn link_cleared(model: &mut Model) {
+    model.link_fault = None;
+    if let Some(said) = model.link_notice.take()
+        && model.notice.as_ref().is_some_and(|n| n.text == said)
+    {
+        model.notice = None;
         model.dirty = true;
     }
 }

@@ -55,7 +55,7 @@ pub async fn watch_once<S: Source>(
             }
             out.push(Msg::Revision {
                 now: now_ms(),
-                revision: Err(text),
+                revision: Err(super::link::LinkError::of(&e)),
             });
             out
         }

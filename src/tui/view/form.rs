@@ -134,10 +134,13 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
     frame.render_widget(Paragraph::new(accept_line), accept);
     let typing = model.focus == Focus::Answer;
     let offline = model.offline();
+    // While the link is down its cause is named ("offline", "bad gateway (502)").
+    let down = model.down_words();
+    let queues = format!("{down} — Enter queues your answer");
     let sends = if offline {
-        "queues your answer (offline)"
+        format!("queues your answer ({down})")
     } else {
-        "sends"
+        "sends".to_string()
     };
     // The live count, as the domain counts it (trimmed characters) against its limit.
     let count = model
@@ -161,7 +164,7 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
             first(km.field_keys_for(Action::Newline))
         )
     } else if offline {
-        " Answer — offline ".to_string()
+        format!(" Answer — {down} ")
     } else {
         " Answer ".to_string()
     };
@@ -187,7 +190,7 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
             Style::new()
         });
         text.set_placeholder_text(if offline {
-            OFFLINE.to_string()
+            queues.clone()
         } else {
             format!(
                 "{} to type an answer · {} $EDITOR",
@@ -204,7 +207,13 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
         } else if model.in_flight.is_some() {
             "sending…".to_string()
         } else if offline {
-            OFFLINE.to_string()
+            queues
+        } else if let Some(l) = &model.link_fault {
+            // Down, and nothing would queue: a refused token, a refusal.
+            format!(
+                "{} — nothing can be sent until that changes",
+                l.fault.words()
+            )
         } else {
             "the answer field opens when the list is loaded again".to_string()
         };
@@ -222,9 +231,6 @@ fn text_form(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model,
         frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: false }), reason);
     }
 }
-
-/// What the field says while the source cannot be reached: typing still works.
-const OFFLINE: &str = "offline — Enter queues your answer";
 
 fn options(frame: &mut Frame<'_>, area: Rect, q: &QuestionItem, model: &Model, theme: &Theme) {
     let fresh;

@@ -6,10 +6,20 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::tui::link::Fault;
 use crate::tui::model::{Connection, Model, ago};
 use crate::tui::theme::Theme;
 
 pub fn link(model: &Model) -> String {
+    // A cause other than plain unreachability is named, never "offline" (`tui::link`).
+    if let Some(l) = model
+        .link_fault
+        .as_ref()
+        .filter(|l| l.fault != Fault::Unreachable)
+        && let Connection::Reconnecting { since } | Connection::Offline { since } = model.connection
+    {
+        return format!("{} since {}", l.fault.words(), ago(model.now, since));
+    }
     match model.connection {
         Connection::Connecting => "connecting".into(),
         Connection::Live { .. } => "live".into(),
