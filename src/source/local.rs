@@ -7,7 +7,7 @@ use super::{Identity, Source};
 use crate::domain::choices::ClosedReason;
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
-use crate::engine::{ListQuery, LocalEngine, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, LocalEngine, VerdictInput};
 use crate::wire::{
     DevContext, QuestionItem, QuestionList, Readiness, SessionItem, TaskItem, VerdictReply,
     WaitingItem,
@@ -92,6 +92,27 @@ impl Source for LocalSource {
         let (project, query) = (project.map(str::to_string), query.clone());
         self.blocking(move |e, me| {
             let page = e.list(project.as_deref(), &query)?;
+            Ok(QuestionList {
+                items: page
+                    .items
+                    .iter()
+                    .map(|q| QuestionItem::from_question(q, &me))
+                    .collect(),
+                total: page.total,
+                cursor: page.cursor,
+            })
+        })
+        .await
+    }
+
+    async fn decisions(
+        &self,
+        project: Option<&str>,
+        query: &DecisionQuery,
+    ) -> Result<QuestionList, OqError> {
+        let (project, query) = (project.map(str::to_string), query.clone());
+        self.blocking(move |e, me| {
+            let page = e.decisions(project.as_deref(), &query)?;
             Ok(QuestionList {
                 items: page
                     .items
