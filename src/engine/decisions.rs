@@ -120,13 +120,7 @@ impl DecisionQuery {
 
     /// The limit, refused outside 1..=[`PAGE_LIMIT`].
     pub fn checked_limit(&self) -> Result<usize, OqError> {
-        if self.limit == 0 || self.limit > PAGE_LIMIT {
-            return Err(OqError::invalid(
-                ErrorCode::InvalidLimit,
-                format!("limit {}: expected 1 to {PAGE_LIMIT}", self.limit),
-            ));
-        }
-        Ok(self.limit)
+        crate::engine::list::checked_limit(self.limit)
     }
 
     /// The cursor: the log position of the last decision of the previous page.

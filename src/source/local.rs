@@ -90,19 +90,8 @@ impl Source for LocalSource {
         query: &ListQuery,
     ) -> Result<QuestionList, OqError> {
         let (project, query) = (project.map(str::to_string), query.clone());
-        self.blocking(move |e, me| {
-            let page = e.list(project.as_deref(), &query)?;
-            Ok(QuestionList {
-                items: page
-                    .items
-                    .iter()
-                    .map(|q| QuestionItem::from_question(q, &me))
-                    .collect(),
-                total: page.total,
-                cursor: page.cursor,
-            })
-        })
-        .await
+        self.blocking(move |e, me| Ok(QuestionList::of(e.list(project.as_deref(), &query)?, &me)))
+            .await
     }
 
     async fn decisions(
@@ -112,16 +101,10 @@ impl Source for LocalSource {
     ) -> Result<QuestionList, OqError> {
         let (project, query) = (project.map(str::to_string), query.clone());
         self.blocking(move |e, me| {
-            let page = e.decisions(project.as_deref(), &query)?;
-            Ok(QuestionList {
-                items: page
-                    .items
-                    .iter()
-                    .map(|q| QuestionItem::from_question(q, &me))
-                    .collect(),
-                total: page.total,
-                cursor: page.cursor,
-            })
+            Ok(QuestionList::of(
+                e.decisions(project.as_deref(), &query)?,
+                &me,
+            ))
         })
         .await
     }

@@ -10,9 +10,9 @@ use super::super::AppState;
 use super::super::auth::InProject;
 use super::super::error::ApiResult;
 use super::super::extract::ApiQuery;
-use crate::domain::{ErrorCode, OqError};
-use crate::engine::{DecisionQuery, PAGE_LIMIT};
-use crate::wire::{QuestionItem, QuestionList};
+use crate::domain::OqError;
+use crate::engine::DecisionQuery;
+use crate::wire::QuestionList;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,15 +32,7 @@ pub struct DecisionParams {
 
 impl DecisionParams {
     fn query(self) -> Result<DecisionQuery, OqError> {
-        let limit = match self.limit.as_deref() {
-            None => PAGE_LIMIT,
-            Some(l) => l.parse::<usize>().map_err(|_| {
-                OqError::invalid(
-                    ErrorCode::InvalidLimit,
-                    format!("limit {l:?}: expected 1 to {PAGE_LIMIT}"),
-                )
-            })?,
-        };
+        let limit = crate::engine::list::parse_limit(self.limit.as_deref())?;
         let query = DecisionQuery::parse(
             self.q.as_deref(),
             self.since.as_deref(),
@@ -65,13 +57,5 @@ pub async fn list(
     let page = st
         .read(move |e| e.decisions(Some(&project), &query))
         .await?;
-    Ok(Json(QuestionList {
-        items: page
-            .items
-            .iter()
-            .map(|q| QuestionItem::from_question(q, &who.actor))
-            .collect(),
-        total: page.total,
-        cursor: page.cursor,
-    }))
+    Ok(Json(QuestionList::of(page, &who.actor)))
 }
