@@ -136,6 +136,21 @@ pub struct QuestionList {
     pub cursor: Option<String>,
 }
 
+impl QuestionList {
+    /// An engine's page as `viewer` sees it (`canAnswer`, `reason` for each).
+    pub fn of(page: crate::engine::ListPage, viewer: &Actor) -> QuestionList {
+        QuestionList {
+            items: page
+                .items
+                .iter()
+                .map(|q| QuestionItem::from_question(q, viewer))
+                .collect(),
+            total: page.total,
+            cursor: page.cursor,
+        }
+    }
+}
+
 /// `GET …/open-questions` on `oq serve`: the page, and the connection of each OpenCode
 /// upstream bridged into the project (absent without one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

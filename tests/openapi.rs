@@ -203,6 +203,12 @@ async fn every_documented_status_of_every_route_is_made_and_conforms() {
     let list = "/projects/loja/open-questions";
     must(&s.get(ANA, list).await, 200);
     must(&s.get(ANA, &format!("{list}?limit=0")).await, 422);
+    let decisions = "/projects/loja/decisions";
+    must(&s.get(ANA, decisions).await, 200);
+    must(
+        &s.get(ANA, &format!("{decisions}?since=yesterday")).await,
+        422,
+    );
     must(&s.get(BIA, &format!("{list}/{}", w.question)).await, 200);
     let declared = |who, body| s.post(who, list, body);
     must(

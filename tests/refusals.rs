@@ -460,6 +460,18 @@ fn refusals(door: &dyn Door) -> Vec<String> {
         &door.run("dev-a", &["list", "--sort", "shuffled"]),
     );
     note(
+        "decisions since a date that is none",
+        &door.run("dev-a", &["decisions", "--since", "2025-02-29"]),
+    );
+    note(
+        "decisions by an unknown source",
+        &door.run("dev-a", &["decisions", "--decision-source", "robot"]),
+    );
+    note(
+        "decisions searching 10000",
+        &door.run("dev-a", &["decisions", "--search", &huge]),
+    );
+    note(
         "cursor of another sort",
         &door.run("dev-a", &["list", "--sort", "asker", "--cursor", "3"]),
     );

@@ -60,6 +60,9 @@ pub enum Command {
     Ask(AskArgs),
     /// List questions, oldest first (or --sort); --search and the total act on all of them.
     List(ListArgs),
+    /// The decision history: every answered or closed question, newest decision first,
+    /// with who decided, when and how; searched over all of it; `--csv` for export.
+    Decisions(super::decisions::DecisionsArgs),
     /// Show one question in full.
     Show { question_id: String },
     /// Answer a question of a session you started.

@@ -5,6 +5,8 @@
 pub mod args;
 mod context;
 pub mod conventions;
+mod csv;
+mod decisions;
 mod hook;
 mod mcp;
 mod mcp_relay;

@@ -173,6 +173,7 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
         Command::Outbox(o) => super::outbox::run(ctx, o).await,
         Command::Status { format } => super::status::run(ctx, format).await,
         Command::Watch(w) => super::watch::run(ctx, w).await,
+        Command::Decisions(d) => super::decisions::run(ctx, d).await,
         Command::Serve(_)
         | Command::Token
         | Command::Store(_)

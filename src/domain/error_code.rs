@@ -70,6 +70,11 @@ error_codes! {
     InvalidBody => "invalid_body",
     InvalidConfig => "invalid_config",
     InvalidCursor => "invalid_cursor",
+    /// A date oq cannot read (`oq decisions --since`: `YYYY-MM-DD` or
+    /// `YYYY-MM-DDTHH:MM:SSZ`), or one outside the years it accepts.
+    InvalidDate => "invalid_date",
+    /// A `decisionSource` oq does not know (`oq decisions --source`).
+    InvalidDecisionSource => "invalid_decision_source",
     InvalidDirectory => "invalid_directory",
     /// `oq status --format` with an unknown `{field}` or an unmatched brace.
     InvalidFormat => "invalid_format",

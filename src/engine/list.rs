@@ -101,6 +101,30 @@ impl Cursor {
     }
 }
 
+/// A page's size, refused outside 1..=[`PAGE_LIMIT`] (the list's and the decisions').
+pub fn checked_limit(limit: usize) -> Result<usize, OqError> {
+    if limit == 0 || limit > PAGE_LIMIT {
+        return Err(OqError::invalid(
+            ErrorCode::InvalidLimit,
+            format!("limit {limit}: expected 1 to {PAGE_LIMIT}"),
+        ));
+    }
+    Ok(limit)
+}
+
+/// A page size as typed (a query string): a number that is none is `invalid_limit` too.
+pub fn parse_limit(text: Option<&str>) -> Result<usize, OqError> {
+    match text {
+        None => Ok(PAGE_LIMIT),
+        Some(l) => l.parse::<usize>().map_err(|_| {
+            OqError::invalid(
+                ErrorCode::InvalidLimit,
+                format!("limit {l:?}: expected 1 to {PAGE_LIMIT}"),
+            )
+        }),
+    }
+}
+
 /// One list request, as every source takes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
@@ -147,13 +171,7 @@ impl ListQuery {
 
     /// The limit, refused outside 1..=[`PAGE_LIMIT`].
     pub fn checked_limit(&self) -> Result<usize, OqError> {
-        if self.limit == 0 || self.limit > PAGE_LIMIT {
-            return Err(OqError::invalid(
-                ErrorCode::InvalidLimit,
-                format!("limit {}: expected 1 to {PAGE_LIMIT}", self.limit),
-            ));
-        }
-        Ok(self.limit)
+        checked_limit(self.limit)
     }
 
     /// The cursor, read for this query's sort.

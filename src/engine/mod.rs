@@ -7,6 +7,7 @@
 
 pub mod any;
 pub mod copy;
+pub mod decisions;
 pub mod fold;
 pub mod ids;
 pub mod list;
@@ -16,6 +17,7 @@ pub mod sqlite;
 pub mod store;
 
 pub use any::{AnyStore, StoreKind};
+pub use decisions::{DecisionPage, DecisionQuery};
 pub use list::{ListQuery, PAGE_LIMIT, Sort};
 pub use operations::{
     DevContext, Engine, EngineConfig, ImportedSettlement, ListPage, NewQuestion, Readiness,

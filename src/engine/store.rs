@@ -6,6 +6,7 @@
 //! teams implements the same two traits (`SELECT … FOR UPDATE`-free: one advisory lock per
 //! project around the same read-decide-append).
 
+use super::decisions::{DecisionPage, DecisionQuery};
 use super::list::{Cursor, Sort};
 use crate::domain::dev_context::Decisao;
 use crate::domain::search::Search;
@@ -96,6 +97,16 @@ pub trait StoreView {
     fn question(&self, question_id: &str) -> Result<Option<Question>, OqError>;
     fn questions(&self, query: &QuestionQuery<'_>) -> Result<QuestionPage, OqError>;
     fn open_count(&self, project_id: &str) -> Result<u64, OqError>;
+    /// The decision history: answered and closed questions matching `query`'s filter,
+    /// newest settlement first, after the settlement at log position `after`; `total`
+    /// counts the filter (not the cursor).
+    fn decisions(
+        &self,
+        project_id: Option<&str>,
+        query: &DecisionQuery,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<DecisionPage, OqError>;
     fn story(&self, story_id: &str) -> Result<Option<Story>, OqError>;
     fn stories(&self, project_id: Option<&str>) -> Result<Vec<Story>, OqError>;
     /// A task with its gate folded from the log.

@@ -9,6 +9,7 @@
 //! - [`listen`]: the accept loop, each connection under `[limits]`' clocks and cap.
 //! - [`throttle`]: failed authentications per address, event streams per token.
 //! - [`mcp`]: the MCP tools over Streamable HTTP at `/mcp`, for agent tokens.
+//! - [`notify`]: `[[notify]]` webhooks and ntfy topics, each following the log after commit.
 //!
 //! The engine is synchronous (SQLite): handlers run it on the blocking pool. Every
 //! successful write bumps one `watch` channel; a poller bumps it too when another process
@@ -22,6 +23,7 @@ pub mod events;
 pub mod extract;
 pub mod listen;
 pub mod mcp;
+pub mod notify;
 pub mod openapi;
 pub mod routes;
 pub mod throttle;
@@ -257,6 +259,7 @@ pub async fn run_observed(
         let _ = tx.send(state.clone());
     }
     let poller = tokio::spawn(events::poll_store(state.clone()));
+    let notifiers = notify::spawn(&state, &config.notify);
     let audit = state.audit().clone();
     let tls = match &config.tls {
         None => None,
@@ -287,6 +290,9 @@ pub async fn run_observed(
     .await;
     let _ = stop_tx.send(true);
     poller.await?;
+    for task in notifiers {
+        let _ = task.await;
+    }
     // Each upstream task ends through its one cleanup (End::Shutdown).
     for task in upstreams {
         let _ = task.await;
@@ -401,6 +407,18 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             oc.directories.len(),
             oc.project,
             oc.answerer
+        );
+    }
+    // Neither the URL (a topic's name may be its secret) nor the key is printed.
+    for n in &config.notify {
+        let kind = match n.kind {
+            config::NotifyKind::Webhook(_) => "webhook",
+            config::NotifyKind::Ntfy => "ntfy topic",
+        };
+        let text = if n.include_text { "with" } else { "without" };
+        eprintln!(
+            "oq serve: notify: a {kind} is told of each new question of {} ({text} its text)",
+            n.project
         );
     }
     run(listener, &config, ServerOptions::default(), signals.wait()).await?;

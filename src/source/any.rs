@@ -4,7 +4,7 @@
 use super::{HttpSource, Identity, LocalSource, OpencodeSource, ResilientSource, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
-use crate::engine::{ListQuery, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, VerdictInput};
 use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
     VerdictReply, WaitingItem,
@@ -51,6 +51,13 @@ impl Source for AnySource {
         question_id: &str,
     ) -> Result<QuestionItem, OqError> {
         each!(self, s => s.question(project, question_id).await)
+    }
+    async fn decisions(
+        &self,
+        project: Option<&str>,
+        query: &DecisionQuery,
+    ) -> Result<QuestionList, OqError> {
+        each!(self, s => s.decisions(project, query).await)
     }
     async fn declare(
         &self,

@@ -16,7 +16,7 @@ use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::sqlite::now_ms;
-use crate::engine::{ListQuery, Sort, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, Sort, VerdictInput};
 use crate::wire::auto_delegate::CommandReply;
 use crate::wire::{
     AutoCommand, AutoDelegate, DelegateSnapshot, DevContext, QuestionItem, QuestionList, Readiness,
@@ -217,6 +217,31 @@ impl Source for HttpSource {
             self.request(
                 Method::GET,
                 &format!("/projects/{}/open-questions", seg(&project)),
+            )
+            .query(&query),
+        )
+        .await
+    }
+
+    async fn decisions(
+        &self,
+        project: Option<&str>,
+        q: &DecisionQuery,
+    ) -> Result<QuestionList, OqError> {
+        let project = self.project(project).await?;
+        let mut query = vec![("limit", q.limit.to_string())];
+        let parts = [
+            ("cursor", q.cursor.clone()),
+            ("q", q.search.as_ref().map(|s| s.text())),
+            ("since", q.since.map(crate::domain::date::format_utc)),
+            ("affects", q.affects.as_ref().map(|a| a.encode())),
+            ("source", q.source.map(|s| s.as_str().to_string())),
+        ];
+        query.extend(parts.into_iter().filter_map(|(k, v)| Some((k, v?))));
+        self.send(
+            self.request(
+                Method::GET,
+                &format!("/projects/{}/decisions", seg(&project)),
             )
             .query(&query),
         )

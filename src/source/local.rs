@@ -7,7 +7,7 @@ use super::{Identity, Source};
 use crate::domain::choices::ClosedReason;
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
-use crate::engine::{ListQuery, LocalEngine, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, LocalEngine, VerdictInput};
 use crate::wire::{
     DevContext, QuestionItem, QuestionList, Readiness, SessionItem, TaskItem, VerdictReply,
     WaitingItem,
@@ -90,17 +90,21 @@ impl Source for LocalSource {
         query: &ListQuery,
     ) -> Result<QuestionList, OqError> {
         let (project, query) = (project.map(str::to_string), query.clone());
+        self.blocking(move |e, me| Ok(QuestionList::of(e.list(project.as_deref(), &query)?, &me)))
+            .await
+    }
+
+    async fn decisions(
+        &self,
+        project: Option<&str>,
+        query: &DecisionQuery,
+    ) -> Result<QuestionList, OqError> {
+        let (project, query) = (project.map(str::to_string), query.clone());
         self.blocking(move |e, me| {
-            let page = e.list(project.as_deref(), &query)?;
-            Ok(QuestionList {
-                items: page
-                    .items
-                    .iter()
-                    .map(|q| QuestionItem::from_question(q, &me))
-                    .collect(),
-                total: page.total,
-                cursor: page.cursor,
-            })
+            Ok(QuestionList::of(
+                e.decisions(project.as_deref(), &query)?,
+                &me,
+            ))
         })
         .await
     }

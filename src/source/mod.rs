@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
-use crate::engine::{ListQuery, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, VerdictInput};
 use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
     VerdictReply, WaitingItem,
@@ -81,6 +81,25 @@ pub trait Source: Send + Sync {
         project: Option<&str>,
         question_id: &str,
     ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    /// The decision history (`oq decisions`): a page of the answered and closed
+    /// questions `query` asks for, newest decision first, answered over the whole
+    /// history. A source that keeps no history (OpenCode direct) refuses it by name.
+    fn decisions(
+        &self,
+        project: Option<&str>,
+        query: &DecisionQuery,
+    ) -> impl Future<Output = Result<QuestionList, OqError>> + Send {
+        let _ = (project, query);
+        async {
+            Err(OqError::invalid(
+                ErrorCode::NotSupported,
+                format!(
+                    "{} keeps no decision history: use the local engine or an `oq serve`",
+                    self.describe()
+                ),
+            ))
+        }
+    }
     /// declare_open_question. `agent` is the declaring role where the source lets the
     /// caller choose (locally); a server takes it from the token.
     fn declare(

@@ -34,7 +34,7 @@ use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::sqlite::now_ms;
-use crate::engine::{ListQuery, Sort, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, Sort, VerdictInput};
 use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
     VerdictReply, WaitingItem,
@@ -371,6 +371,15 @@ impl<S: Source> Source for ResilientSource<S> {
     ) -> Result<VerdictReply, OqError> {
         self.guarded(self.inner.verdict(project, agent, task_id, input))
             .await
+    }
+
+    /// Not mirrored: the history is the server's to search, so offline it is refused.
+    async fn decisions(
+        &self,
+        project: Option<&str>,
+        query: &DecisionQuery,
+    ) -> Result<QuestionList, OqError> {
+        self.guarded(self.inner.decisions(project, query)).await
     }
 
     async fn waiting(&self, project: Option<&str>) -> Result<Vec<WaitingItem>, OqError> {

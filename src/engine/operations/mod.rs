@@ -4,9 +4,10 @@
 //! `work.rs` (stories and tasks), `gate.rs` (QA verdicts, waiting, dev-context),
 //! `imported.rs` (questions that also live upstream: dismiss, settle as what happened,
 //! orphan, and the bridge's notes), `agents.rs` (what MCP and hook doors declare and
-//! withdraw).
+//! withdraw), `decisions.rs` (the decision history).
 
 mod agents;
+mod decisions;
 mod gate;
 mod imported;
 mod questions;

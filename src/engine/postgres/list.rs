@@ -39,6 +39,20 @@ pub(super) struct ListSql {
     pub count_params: Vec<Param>,
 }
 
+/// `AND (…)` per search word over the declaration `d`: its question, its suggestion or
+/// its answer `ILIKE` the word. The list and the decision history share it.
+pub(super) fn search_filter(search: Option<&Search>, filter: &mut String, params: &mut Vec<Param>) {
+    for word in search.map(|s| s.words()).unwrap_or_default() {
+        params.push(Param::Text(Search::like_pattern(word)));
+        let n = params.len();
+        filter.push_str(&format!(
+            " AND (d.payload->>'pergunta' ILIKE ${n} OR coalesce(d.payload->>'sugestao', '') ILIKE ${n}
+                   OR EXISTS (SELECT 1 FROM oq.events w WHERE w.type = 'open_question.answered'
+                              AND w.question_id = d.question_id AND w.payload->>'resposta' ILIKE ${n}))"
+        ));
+    }
+}
+
 /// `columns` and `settlement` are the view's question columns and settlement join.
 pub(super) fn list_sql(q: &QuestionQuery<'_>, columns: &str, settlement: &str) -> ListSql {
     let (from, seq, project, mut filter) = match q.status {
@@ -69,15 +83,7 @@ pub(super) fn list_sql(q: &QuestionQuery<'_>, columns: &str, settlement: &str) -
         params.push(Param::Text(p.to_string()));
         filter.push_str(&format!(" AND {project} = ${}", params.len()));
     }
-    for word in q.search.map(|s| s.words()).unwrap_or_default() {
-        params.push(Param::Text(Search::like_pattern(word)));
-        let n = params.len();
-        filter.push_str(&format!(
-            " AND (d.payload->>'pergunta' ILIKE ${n} OR coalesce(d.payload->>'sugestao', '') ILIKE ${n}
-                   OR EXISTS (SELECT 1 FROM oq.events w WHERE w.type = 'open_question.answered'
-                              AND w.question_id = d.question_id AND w.payload->>'resposta' ILIKE ${n}))"
-        ));
-    }
+    search_filter(q.search, &mut filter, &mut params);
     let count = format!("SELECT count(*) FROM {from} WHERE {filter}");
     let (count_params, mut page_params) = (params.clone(), params);
     let key = match q.sort {

@@ -20,6 +20,7 @@
 //! refused, and nothing is written.
 
 mod conn;
+mod decisions;
 pub mod lease;
 mod list;
 mod listen;

@@ -7,10 +7,12 @@ use postgres::Row;
 use postgres::types::ToSql;
 
 use super::conn::Conn;
+use super::decisions::decisions_sql;
 use super::list::{list_sql, refs};
 use crate::domain::dev_context::Decisao;
 use crate::domain::work::{Session, Story, Task};
 use crate::domain::{Event, OqError, Question, StoredEvent};
+use crate::engine::decisions::{DecisionPage, DecisionQuery};
 use crate::engine::fold::{self, QuestionRow, parse_event};
 use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
@@ -174,6 +176,25 @@ impl StoreView for PgView<'_> {
         let sql = list_sql(q, QUESTION_COLUMNS, SETTLEMENT_JOIN);
         Ok(QuestionPage {
             items: self.questions_of(&sql.page, &refs(&sql.page_params))?,
+            total: self.count(&sql.count, &refs(&sql.count_params))?,
+        })
+    }
+
+    fn decisions(
+        &self,
+        project_id: Option<&str>,
+        query: &DecisionQuery,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<DecisionPage, OqError> {
+        let sql = decisions_sql(project_id, query, after, limit, QUESTION_COLUMNS);
+        let items = self
+            .rows(&sql.page, &refs(&sql.page_params))?
+            .iter()
+            .map(|r| Ok((get::<i64>(r, 9)?, question_row(r)?.into_question()?)))
+            .collect::<Result<_, OqError>>()?;
+        Ok(DecisionPage {
+            items,
             total: self.count(&sql.count, &refs(&sql.count_params))?,
         })
     }

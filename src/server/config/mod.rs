@@ -15,11 +15,14 @@ use crate::domain::text::check_id;
 use crate::domain::{Actor, Role};
 
 mod limits;
+mod notify;
 mod opencode;
 mod store;
 
 pub use limits::Limits;
 use limits::{RawLimits, parse_limits};
+pub use notify::{NotifyKind, NotifyTarget, Secret};
+use notify::{RawNotify, parse_notify};
 pub use opencode::{DEFAULT_WINDOW_SECONDS, OpencodeUpstream, UpstreamTiming};
 use opencode::{RawOpencode, parse_opencode};
 pub use store::StoreChoice;
@@ -44,6 +47,8 @@ pub struct Config {
     pub opencode: Vec<OpencodeUpstream>,
     /// `[limits]`: timeouts and caps (defaults without the table).
     pub limits: Limits,
+    /// `[[notify]]`: webhooks and ntfy topics told of each new question.
+    pub notify: Vec<NotifyTarget>,
     /// `tls_cert` / `tls_key`: serve HTTPS (both or neither).
     pub tls: Option<TlsFiles>,
 }
@@ -121,6 +126,8 @@ struct RawConfig {
     #[serde(default)]
     opencode: Vec<RawOpencode>,
     limits: Option<RawLimits>,
+    #[serde(default)]
+    notify: Vec<RawNotify>,
 }
 
 #[derive(Deserialize)]
@@ -354,6 +361,7 @@ impl Config {
         }
 
         let opencode = parse_opencode(&raw.opencode, &projects, &err)?;
+        let notify = parse_notify(&raw.notify, &projects, &err)?;
         let store = parse_store(
             RawStore {
                 store: raw.store.as_ref(),
@@ -375,6 +383,7 @@ impl Config {
             projects,
             opencode,
             limits,
+            notify,
             tls,
         })
     }

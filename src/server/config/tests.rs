@@ -96,3 +96,47 @@ fn limits_default_and_refuse_zero_naming_the_line() {
     );
     assert!(parse(&format!("{}[limits]\nheader_read = 5\n", with_person())).is_err());
 }
+
+#[test]
+fn notify_targets_load_hide_their_key_and_refuse_a_url_that_is_not_http() {
+    let hook = "[[notify]]\nproject = \"p\"\nkind = \"webhook\"\nurl = \"https://hooks.example/oq\"\nsecret = \"0123456789abcdef-key\"\n";
+    let ntfy = "[[notify]]\nproject = \"p\"\nkind = \"ntfy\"\nurl = \"https://ntfy.sh/oq-team\"\ninclude_text = false\n";
+    let c = parse(&format!("{}{hook}{ntfy}", with_person())).expect("valid");
+    assert_eq!(c.notify.len(), 2);
+    assert!(c.notify[0].include_text);
+    assert!(!c.notify[1].include_text);
+    assert_eq!(c.notify[0].max_attempts, notify::DEFAULT_MAX_ATTEMPTS);
+    assert!(!format!("{c:?}").contains("0123456789abcdef-key"));
+    for (table, named) in [
+        (
+            hook.replace("https://hooks.example/oq", "ftp://hooks.example/oq"),
+            "is not an http:// or https:// URL",
+        ),
+        (
+            hook.replace("https://hooks.example/oq", "hooks.example"),
+            "is not an http:// or https:// URL",
+        ),
+        (
+            hook.replace("secret = \"0123456789abcdef-key\"\n", ""),
+            "needs secret or secret_env",
+        ),
+        (
+            hook.replace("0123456789abcdef-key", "short"),
+            "at least 16 bytes",
+        ),
+        (hook.replace("webhook", "email"), "neither webhook nor ntfy"),
+        (
+            hook.replace("project = \"p\"", "project = \"q\""),
+            "not a configured project",
+        ),
+        (
+            format!("{ntfy}secret = \"0123456789abcdef-key\"\n"),
+            "takes no secret",
+        ),
+        (format!("{ntfy}max_attempts = 0\n"), "at least 1"),
+    ] {
+        let e = parse(&format!("{}{table}", with_person())).expect_err(named);
+        assert!(e.to_string().contains(named), "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}

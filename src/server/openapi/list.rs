@@ -1,11 +1,11 @@
-//! The list route's operation: its filter, search, sort and paging parameters, each
-//! bound by the same constants the engine checks.
+//! The list route's operation (its filter, search, sort and paging parameters, each
+//! bound by the same constants the engine checks) and the decision history's.
 
 use serde_json::{Value, json};
 
 use super::parts::*;
-use crate::domain::ErrorCode as C;
 use crate::domain::search::{SEARCH_MAX_CHARS, SEARCH_MAX_WORDS};
+use crate::domain::{DecisionSource, ErrorCode as C};
 use crate::engine::{PAGE_LIMIT, Sort};
 
 pub(super) fn list_op() -> Value {
@@ -43,4 +43,45 @@ pub(super) fn list_op() -> Value {
     );
     list["parameters"] = list_params;
     list
+}
+
+/// The decision history's operation: the list's search and paging, and its own filters.
+pub(super) fn decisions_op() -> Value {
+    let sources: Vec<&str> = DecisionSource::ALL.iter().map(|d| d.as_str()).collect();
+    let mut decisions = op(
+        "The decision history: every answered or closed question of the project, newest decision first (a page of the filter, `total` the filter's count), each with who decided, when, how (`decisionSource`), what it affects, the question and the answer in full",
+        "a member or an agent of the project",
+        &[],
+        with(
+            project_errors(&[(
+                "422",
+                "a bad search, date, affects, decision source, limit or cursor (`invalid_search`, `invalid_date`, `invalid_affects`, `invalid_decision_source`, `invalid_limit`, `invalid_cursor`), or an unknown query field",
+                &[
+                    C::InvalidSearch,
+                    C::InvalidDate,
+                    C::InvalidAffects,
+                    C::InvalidDecisionSource,
+                    C::InvalidLimit,
+                    C::InvalidCursor,
+                    C::InvalidQuery,
+                ],
+            )]),
+            "200",
+            ok("a page, newest decision first", schema("QuestionList")),
+        ),
+    );
+    decisions["parameters"] = json!([
+        param("projectId"),
+        { "name": "q", "in": "query", "schema": { "type": "string", "maxLength": SEARCH_MAX_CHARS },
+          "description": format!("search, as the list's: every word (at most {SEARCH_MAX_WORDS}) in the question, its suggestion or its answer, over the whole history") },
+        { "name": "since", "in": "query", "schema": { "type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)?$" },
+          "description": "only decisions made at or after this UTC date (`YYYY-MM-DD`) or time (`YYYY-MM-DDTHH:MM:SSZ`); `invalid_date` otherwise" },
+        { "name": "affects", "in": "query", "schema": { "type": "string", "pattern": "^(rule|story|task|regra|historia|tarefa):.+$" },
+          "description": "only questions whose `afeta` names this rule, story or task (`task:ID`)" },
+        { "name": "source", "in": "query", "schema": { "type": "string", "enum": sources },
+          "description": "only decisions made this way (`invalid_decision_source` for another)" },
+        { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": PAGE_LIMIT, "default": PAGE_LIMIT } },
+        { "name": "cursor", "in": "query", "schema": { "type": "string" }, "description": "the `cursor` of the previous page (`invalid_cursor` otherwise)" }
+    ]);
+    decisions
 }

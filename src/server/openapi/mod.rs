@@ -273,6 +273,7 @@ pub fn document() -> Value {
             "/projects/{projectId}/tasks/{taskId}/qa-verdicts": { "post": w.verdict },
             "/projects/{projectId}/tasks/{taskId}/dev-context": { "get": w.dev_context },
             "/projects/{projectId}/events": { "get": events },
+            "/projects/{projectId}/decisions": { "get": list::decisions_op() },
             "/api/question-auto-delegate": { "get": delegate.snapshot },
             "/api/question-auto-delegate/requests/{requestId}/pause": { "post": delegate.pause },
             "/api/question-auto-delegate/requests/{requestId}/resume": { "post": delegate.resume },

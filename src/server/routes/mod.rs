@@ -1,6 +1,7 @@
 //! The route table: one file per area. The table is the single list the router is built
 //! from and the OpenAPI test walks, so the served routes and the document cannot drift.
 
+pub mod decisions;
 pub mod delegate;
 pub mod meta;
 pub mod questions;
@@ -117,6 +118,11 @@ pub fn table() -> Vec<Route> {
             get(tasks::dev_context),
         ),
         route("GET", "/projects/{projectId}/events", get(events::stream)),
+        route(
+            "GET",
+            "/projects/{projectId}/decisions",
+            get(decisions::list),
+        ),
         route(
             "GET",
             "/api/question-auto-delegate",

@@ -11,7 +11,7 @@ use super::super::error::ApiResult;
 use super::super::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::domain::choices::ClosedReason;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Question};
-use crate::engine::{ListQuery, PAGE_LIMIT, Sort, StatusFilter};
+use crate::engine::{ListQuery, Sort, StatusFilter};
 use crate::wire::{ListReply, QuestionItem, QuestionList};
 
 #[derive(Debug, Deserialize)]
@@ -30,15 +30,7 @@ impl ListParams {
     /// The query, every part checked: a bad one is a 422 naming it.
     fn query(self) -> Result<ListQuery, OqError> {
         let status: StatusFilter = self.status.as_deref().unwrap_or("open").parse()?;
-        let limit = match self.limit.as_deref() {
-            None => PAGE_LIMIT,
-            Some(l) => l.parse::<usize>().map_err(|_| {
-                OqError::invalid(
-                    ErrorCode::InvalidLimit,
-                    format!("limit {l:?}: expected 1 to {PAGE_LIMIT}"),
-                )
-            })?,
-        };
+        let limit = crate::engine::list::parse_limit(self.limit.as_deref())?;
         let sort: Sort = self.sort.as_deref().unwrap_or("oldest").parse()?;
         let query = ListQuery::new(status)
             .search(self.q.as_deref().unwrap_or(""))?
@@ -60,15 +52,7 @@ pub async fn list(
     let project = who.project.clone();
     let page = st.read(move |e| e.list(Some(&project), &query)).await?;
     Ok(Json(ListReply {
-        list: QuestionList {
-            items: page
-                .items
-                .iter()
-                .map(|q| QuestionItem::from_question(q, &who.actor))
-                .collect(),
-            total: page.total,
-            cursor: page.cursor,
-        },
+        list: QuestionList::of(page, &who.actor),
         bridges: st.bridges().health(&who.project),
     }))
 }

@@ -6,8 +6,10 @@ use crate::domain::dev_context::Decisao;
 use crate::domain::gate::Gate;
 use crate::domain::work::{Session, Story, Task, WorkState};
 use crate::domain::{Event, OqError, Question, StoredEvent};
+use crate::engine::decisions::{DecisionPage, DecisionQuery};
 use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
+mod decisions;
 mod questions;
 mod rows;
 
@@ -145,6 +147,16 @@ impl StoreView for SqliteView<'_> {
 
     fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
         questions::questions(self.conn, q)
+    }
+
+    fn decisions(
+        &self,
+        project_id: Option<&str>,
+        query: &DecisionQuery,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<DecisionPage, OqError> {
+        decisions::decisions(self.conn, project_id, query, after, limit)
     }
 
     fn open_count(&self, project_id: &str) -> Result<u64, OqError> {

@@ -59,32 +59,7 @@ impl Plan {
             filter.push_str(&format!(" AND {project} = :project"));
             params.push((":project".into(), Value::Text(p.into())));
         }
-        for (i, word) in q
-            .search
-            .map(|s| s.words())
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            let name = format!(":w{i}");
-            let (test, value) = if word.chars().count() >= 3 {
-                (
-                    "question_search MATCH",
-                    format!("\"{}\"", word.replace('"', "\"\"")),
-                )
-            } else {
-                ("body LIKE", Search::like_pattern(word))
-            };
-            let escape = if test == "body LIKE" {
-                " ESCAPE '\\'"
-            } else {
-                ""
-            };
-            filter.push_str(&format!(
-                " AND {seq} IN (SELECT qseq FROM question_search WHERE {test} {name}{escape})"
-            ));
-            params.push((name, Value::Text(value)));
-        }
+        search_filter(seq, q.search, &mut filter, &mut params);
         let count_from = match q.status {
             StatusFilter::Open => "open_questions o",
             StatusFilter::Answered | StatusFilter::All => from,
@@ -109,7 +84,36 @@ impl Plan {
     }
 }
 
-fn bound(params: &[(String, Value)]) -> Vec<(&str, &dyn rusqlite::ToSql)> {
+/// `AND {seq} IN (…)` per search word, through the FTS5 trigram index (`question_search`
+/// rows are keyed by the declaration's log position): a word of 3 characters or more is
+/// a phrase `MATCH`, a shorter one a `LIKE` over the same table. The list and the
+/// decision history share it.
+pub(super) fn search_filter(
+    seq: &str,
+    search: Option<&Search>,
+    filter: &mut String,
+    params: &mut Vec<(String, Value)>,
+) {
+    let words = search.map(|s| s.words()).unwrap_or_default();
+    for (i, word) in words.iter().enumerate() {
+        let name = format!(":w{i}");
+        let (test, value, escape) = if word.chars().count() >= 3 {
+            (
+                "question_search MATCH",
+                format!("\"{}\"", word.replace('"', "\"\"")),
+                "",
+            )
+        } else {
+            ("body LIKE", Search::like_pattern(word), " ESCAPE '\\'")
+        };
+        filter.push_str(&format!(
+            " AND {seq} IN (SELECT qseq FROM question_search WHERE {test} {name}{escape})"
+        ));
+        params.push((name, Value::Text(value)));
+    }
+}
+
+pub(super) fn bound(params: &[(String, Value)]) -> Vec<(&str, &dyn rusqlite::ToSql)> {
     params
         .iter()
         .map(|(n, v)| (n.as_str(), v as &dyn rusqlite::ToSql))
