@@ -12,6 +12,7 @@
 //!   serving role is granted reading and appending only.
 //! - `view.rs`: the reads, as the SQLite store's, over `engine::fold`.
 //! - `writer.rs`: group commit under one advisory lock, positions allocated in order.
+//! - `chain.rs`: the per-project hash chain (the SQLite store's), and `verify`.
 //! - `listen.rs`: LISTEN/NOTIFY, so every server hears every other's commits.
 //! - `lease.rs`: which server drives each bridged OpenCode upstream (a lease row).
 //! - `commands.rs`: what the other servers leave for that one (a person's pause,
@@ -21,6 +22,7 @@
 //! application, older or newer than this binary, or a role that could alter history are
 //! refused, and nothing is written.
 
+pub mod chain;
 pub mod commands;
 mod conn;
 pub mod lease;
@@ -382,6 +384,9 @@ fn migrate_here(target: &PgTarget, grant: Option<&str>) -> Result<SchemaState, O
         };
         for step in &schema::MIGRATIONS[from as usize..] {
             conn.batch(step)?;
+        }
+        if from < schema::CHAINED_FROM {
+            chain::backfill(&mut conn)?;
         }
         conn.batch(&format!(
             "INSERT INTO oq.meta (application, version) VALUES ({}, {})

@@ -16,7 +16,7 @@
 pub const APPLICATION_ID: i32 = 0x6F71_0214;
 
 /// `MIGRATIONS[n]` takes a database from version `n` to `n + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG, V2_BRIDGE_COMMANDS];
+pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG, V2_BRIDGE_COMMANDS, V3_CHAIN];
 
 pub const LATEST_VERSION: i32 = MIGRATIONS.len() as i32;
 
@@ -198,6 +198,15 @@ CREATE INDEX bridge_commands_pending ON oq.bridge_commands(upstream, id) WHERE s
 -- every server reads, not a file of one of them).
 CREATE INDEX events_bridge_settings ON oq.events(project_id, seq) WHERE type = 'bridge.settings_changed';
 "#;
+
+/// Version 3: every event's link in its project's hash chain (`chain.rs`), written by
+/// the event's own INSERT; the history before it is chained once by the migration
+/// ([`CHAINED_FROM`]).
+pub const V3_CHAIN: &str =
+    "ALTER TABLE oq.events ADD COLUMN chain bytea CHECK (length(chain) = 32);";
+
+/// The version whose migration chains the existing history.
+pub const CHAINED_FROM: i32 = 3;
 
 /// What the role that serves may do, granted by `oq store migrate --grant ROLE`: read
 /// everything, append to the log, keep the bridges' leases and commands. Nothing else: it
