@@ -8,12 +8,12 @@ use postgres::types::ToSql;
 
 use super::conn::PgTarget;
 use super::schema::{CHANNEL, WRITE_LOCK};
+use super::writer::COLUMNS;
 use super::{PgStore, blocking, chain};
 use crate::domain::{ErrorCode, OqError};
 use crate::engine::copy::RawEvent;
 use crate::engine::sqlite::chain::{GENESIS, Link};
 
-const COLUMNS: usize = 13;
 const ROWS_PER_INSERT: usize = 64;
 
 /// Up to `limit` rows after position `after`.
@@ -116,22 +116,7 @@ pub fn write_all(
 }
 
 fn insert(conn: &mut super::Conn, rows: &[RawEvent], links: &[Link]) -> Result<(), OqError> {
-    let tuples: Vec<String> = (0..rows.len())
-        .map(|i| {
-            let b = i * COLUMNS;
-            let params: Vec<String> = (b + 1..b + COLUMNS - 1).map(|n| format!("${n}")).collect();
-            format!(
-                "({}, (${}::text)::json, ${})",
-                params.join(", "),
-                b + COLUMNS - 1,
-                b + COLUMNS
-            )
-        })
-        .collect();
-    let sql = format!(
-        "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload, chain) VALUES {}",
-        tuples.join(", ")
-    );
+    let sql = super::writer::insert_sql(rows.len());
     let links: Vec<&[u8]> = links.iter().map(|l| l.as_slice()).collect();
     let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * COLUMNS);
     for (e, link) in rows.iter().zip(&links) {

@@ -35,7 +35,7 @@ use crate::engine::store::{NewEvent, StoreView};
 const MAX_BATCH: usize = 256;
 /// Rows per INSERT statement ([`COLUMNS`] parameters each).
 const ROWS_PER_INSERT: usize = 64;
-const COLUMNS: usize = 13;
+pub(super) const COLUMNS: usize = 13;
 
 /// The transaction a batch's decisions run in, the next free position, and each
 /// project's newest `project_seq` and chain link as far as this batch wrote them.
@@ -277,17 +277,10 @@ fn append(tx: &mut Tx<'_>, events: Vec<NewEvent>) -> Result<Vec<StoredEvent>, Oq
     Ok(stored)
 }
 
-/// One INSERT for `rows` with their payload texts and chain links.
-fn insert_rows(
-    conn: &mut Conn,
-    rows: &[StoredEvent],
-    payloads: &[String],
-    links: &[Link],
-) -> Result<(), OqError> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let tuples: Vec<String> = (0..rows.len())
+/// The INSERT of `rows` whole rows (every column, the payload as JSON text, the link):
+/// an append's, and `oq store copy`'s.
+pub(super) fn insert_sql(rows: usize) -> String {
+    let tuples: Vec<String> = (0..rows)
         .map(|i| {
             let b = i * COLUMNS;
             let params: Vec<String> = (b + 1..b + COLUMNS - 1).map(|n| format!("${n}")).collect();
@@ -299,10 +292,23 @@ fn insert_rows(
             )
         })
         .collect();
-    let sql = format!(
+    format!(
         "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload, chain) VALUES {}",
         tuples.join(", ")
-    );
+    )
+}
+
+/// One INSERT for `rows` with their payload texts and chain links.
+fn insert_rows(
+    conn: &mut Conn,
+    rows: &[StoredEvent],
+    payloads: &[String],
+    links: &[Link],
+) -> Result<(), OqError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let sql = insert_sql(rows.len());
     let kinds: Vec<&str> = rows.iter().map(|s| s.event.type_name()).collect();
     let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * COLUMNS);
     let columns: Vec<_> = rows
