@@ -3,9 +3,14 @@
 # tests start their own clusters (initdb in a temporary directory, a port of their own),
 # so nothing is configured or started here, and Debian's own cluster is not needed.
 set -euo pipefail
+# Both the server (initdb) and pgbench, the server benchmark's ceiling: Debian ships
+# pgbench in postgresql-NN, other distributions in postgresql-contrib.
+has() {
+    command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/$1" ] && return 0
+    ls /usr/lib/postgresql/*/bin/"$1" >/dev/null 2>&1
+}
 found() {
-    command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ] && return 0
-    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+    has initdb && has pgbench
 }
 if found; then
     exit 0
@@ -17,4 +22,5 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+has pgbench || apt-get install -y -qq --no-install-recommends postgresql-contrib >/dev/null
 found

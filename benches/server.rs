@@ -894,13 +894,18 @@ struct Tokens {
     agent: String,
 }
 
+/// Room for the fan-out's subscribers, all on the person's token (the server's defaults,
+/// 512 connections and 8 streams per token, would refuse them with 503 and 429).
+const STREAM_ROOM: usize = 8_192;
+
 fn config_text(tokens: &Tokens) -> String {
     let hash = |t: &str| hex::encode(token_hash(t));
     format!(
         "listen = \"127.0.0.1:0\"\ndata_dir = \"data\"\n\n\
          [[users]]\nid = \"{PERSON}\"\nkind = \"person\"\ntoken_sha256 = \"{}\"\n\n\
          [[users]]\nid = \"{AGENT}\"\nkind = \"agent\"\nrole = \"po\"\ntoken_sha256 = \"{}\"\n\n\
-         [[projects]]\nid = \"{PROJECT}\"\nmembers = [\"{PERSON}\"]\nagents = [\"{AGENT}\"]\n",
+         [[projects]]\nid = \"{PROJECT}\"\nmembers = [\"{PERSON}\"]\nagents = [\"{AGENT}\"]\n\n\
+         [limits]\nmax_connections = {STREAM_ROOM}\nmax_streams_per_token = {STREAM_ROOM}\n",
         hash(&tokens.person),
         hash(&tokens.agent)
     )

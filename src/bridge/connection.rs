@@ -181,6 +181,8 @@ impl Upstream {
             }
         }
         self.flush_writes().await;
+        // What a person asked through another server (PostgreSQL): run here, the driver.
+        let commands = tokio::spawn(self.clone().follow_commands(stopping.clone()));
         let mut failures: u32 = 0;
         loop {
             if *stopping.borrow() {
@@ -206,6 +208,7 @@ impl Upstream {
             }
         }
         self.end_connection(End::Shutdown).await;
+        let _ = commands.await;
     }
 
     async fn round(

@@ -70,6 +70,12 @@ impl Notifier {
         Notifier(changes)
     }
 
+    /// Follows what the notifier says (the store's changes, from this server or, on
+    /// PostgreSQL, any other).
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.0.subscribe()
+    }
+
     /// Something was written: look again.
     pub fn changed(&self) {
         self.0.send_modify(|g| *g = g.wrapping_add(1));

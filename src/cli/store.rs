@@ -34,7 +34,7 @@ pub enum StoreCommand {
     },
     /// Walk every project's hash chain and name the first event edited, deleted,
     /// inserted or reordered by hand. Exit 0 intact, 14 tampered.
-    Verify,
+    Verify(VerifyArgs),
     /// Print each project's chain head (events, newest link), to keep elsewhere.
     Head,
     /// Copy the local store to FILE (which must not exist) while it is in use — one
@@ -60,6 +60,16 @@ pub struct MigrateArgs {
     /// could alter it.
     #[arg(long, value_name = "ROLE")]
     pub grant: Option<String>,
+    #[command(flatten)]
+    pub password: PasswordArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// A PostgreSQL store instead of the local one: postgres://USER@HOST:PORT/DB (any
+    /// role that can read the log).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     #[command(flatten)]
     pub password: PasswordArgs,
 }
@@ -117,7 +127,17 @@ pub fn run(command: StoreCommand, global: &GlobalArgs) -> i32 {
                 local(global).and_then(|d| store_local::check(&d, quick, json)),
             );
         }
-        StoreCommand::Verify => {
+        StoreCommand::Verify(VerifyArgs {
+            store: Some(url),
+            password,
+        }) => {
+            let verified = password.target(&url).and_then(|t| {
+                let v = postgres::chain::verify(&t)?;
+                Ok(store_local::report_verified(t.shown(), &v, json))
+            });
+            return finish(json, verified);
+        }
+        StoreCommand::Verify(_) => {
             return finish(
                 json,
                 local(global).and_then(|d| store_local::verify(&d, json)),

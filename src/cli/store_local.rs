@@ -55,16 +55,20 @@ pub fn check(dir: &Path, quick: bool, json: bool) -> Result<i32, OqError> {
 /// `oq store verify`.
 pub fn verify(dir: &Path, json: bool) -> Result<i32, OqError> {
     let v: Verified = SqliteStore::open_in(dir)?.verify()?;
+    Ok(report_verified(&dir.display().to_string(), &v, json))
+}
+
+/// What `verify` found in the store `name`, in words or `--json`; the exit code.
+pub fn report_verified(name: &str, v: &Verified, json: bool) -> i32 {
     if json {
-        let mut out = serde_json::to_value(&v).map_err(|e| OqError::Internal(e.to_string()))?;
+        let mut out = serde_json::to_value(v).unwrap_or_default();
         out["intact"] = json!(v.first_break.is_none());
         println!("{out}");
     } else {
         match &v.first_break {
-            None => println!("{}: every chain holds ({} events)", dir.display(), v.events),
+            None => println!("{name}: every chain holds ({} events)", v.events),
             Some(b) => println!(
-                "{}: TAMPERED — project {}, position {}: {} ({})",
-                dir.display(),
+                "{name}: TAMPERED — project {}, position {}: {} ({})",
                 b.project_id,
                 b.position,
                 format!("{:?}", b.kind).to_lowercase(),
@@ -75,11 +79,11 @@ pub fn verify(dir: &Path, json: bool) -> Result<i32, OqError> {
             println!("  {}  {} events  {}", h.project_id, h.events, h.head);
         }
     }
-    Ok(if v.first_break.is_none() {
+    if v.first_break.is_none() {
         exit::OK
     } else {
         exit::DAMAGED
-    })
+    }
 }
 
 /// `oq store head`.

@@ -98,8 +98,8 @@ pub struct UpstreamSnapshot {
     #[serde(default)]
     pub since_unix_ms: i64,
     /// Another `oq serve` on the same database holds the upstream's lease and drives it;
-    /// this one neither connects nor counts (its `requests` are empty) and refuses the
-    /// upstream's commands with `upstream_driven_elsewhere`.
+    /// this one neither connects nor counts (its `requests` are empty) and passes the
+    /// upstream's commands to that one through the database.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub driven_elsewhere: bool,
     /// The machine's clock now, the clock of every `deadline`.

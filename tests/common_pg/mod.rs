@@ -388,6 +388,22 @@ impl PgDb {
             .expect("connect")
     }
 
+    /// A superuser connection to this database (what no role of oq's is: for tests that
+    /// alter history by hand).
+    pub fn superuser(&self) -> postgres::Client {
+        let (port, user, password) = self.admin;
+        off_runtime(|| {
+            postgres::Config::new()
+                .host("127.0.0.1")
+                .port(port)
+                .user(user)
+                .password(password)
+                .dbname(&self.name)
+                .connect(postgres::NoTls)
+                .expect("superuser connection")
+        })
+    }
+
     /// Writes the password to `path` (0600), for `store_password_file`.
     pub fn write_password_file(&self, path: &Path) {
         let mut f = std::fs::File::create(path).unwrap();

@@ -12,21 +12,15 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::oneshot;
 
+use super::forward::Command;
 use super::*;
 use crate::bridge::delegate::{Effect, Hints, Input, PauseReason, Refusal};
 use crate::domain::ErrorCode;
-use crate::domain::answering::{check_author_and_open, decide_answer};
-use crate::domain::{AnswerInput, Event, Question};
+use crate::domain::answering::check_author_and_open;
+use crate::domain::{Event, Question};
 use crate::opencode::Request;
 use crate::wire::auto_delegate::{RequestSnapshot, UpstreamSnapshot};
-
-/// A person's answer or dismissal, as the route passes it.
-pub enum Answered {
-    Reply(AnswerInput),
-    Dismiss,
-}
 
 /// A refusal of the machine in the domain's words.
 pub fn refusal(r: Refusal) -> OqError {
@@ -75,15 +69,35 @@ impl Upstream {
             .find(|r| r.request_id == request_id)
     }
 
-    /// Loads the persisted toggle at the machine's current generation. An unreadable
-    /// file is said in the log: the feature stays off (`unavailable`) until fixed.
+    /// Loads the persisted toggle at the machine's current generation: on SQLite from
+    /// the settings file, on PostgreSQL from the log (the newest `bridge.settings_changed`,
+    /// whichever server wrote it — a server's own file would disagree after a failover).
+    /// An unreadable setting is said in the log: the feature stays off (`unavailable`)
+    /// until fixed.
     pub async fn load_settings(self: &Arc<Self>) {
         let generation = self.lock().delegate.settings_generation();
-        let (path, default) = (self.settings_path.clone(), self.cfg.auto_delegate);
-        let value = tokio::task::spawn_blocking(move || settings::read(&path, default))
-            .await
-            .ok()
-            .flatten();
+        let value = if self.lease.leases.is_some() {
+            let (project, name) = (self.cfg.project.clone(), self.cfg.name.clone());
+            let logged = self
+                .on_engine(false, move |e| match e.store() {
+                    crate::engine::AnyStore::Postgres(pg) => pg.bridge_setting(&project, &name),
+                    crate::engine::AnyStore::Sqlite(_) => Ok(None),
+                })
+                .await;
+            match logged {
+                Ok(v) => Some(v.unwrap_or(self.cfg.auto_delegate)),
+                Err(e) => {
+                    tracing::warn!(upstream = %self.cfg.name, error = %e, "cannot read the auto-delegate setting from the log");
+                    None
+                }
+            }
+        } else {
+            let (path, default) = (self.settings_path.clone(), self.cfg.auto_delegate);
+            tokio::task::spawn_blocking(move || settings::read(&path, default))
+                .await
+                .ok()
+                .flatten()
+        };
         if value.is_none() {
             tracing::warn!(
                 upstream = %self.cfg.name,
@@ -98,7 +112,15 @@ impl Upstream {
     /// `PUT …/settings {enabled}` by `actor`, one of the upstream's admins: a real boolean
     /// is persisted, noted with its actor, then applied; anything else changes nothing.
     pub async fn set_enabled(self: &Arc<Self>, actor: &Actor, value: Value) -> Result<(), OqError> {
-        self.check_driving()?;
+        self.check_admin(actor)?;
+        if self.forwards() {
+            let command = Command::SetEnabled { enabled: value };
+            return self.forward(actor, command).await.map(|_| ());
+        }
+        self.set_enabled_here(actor, value).await
+    }
+
+    fn check_admin(&self, actor: &Actor) -> Result<(), OqError> {
         if !matches!(actor, Actor::Person { id } if self.is_admin(id)) {
             return Err(OqError::forbidden(
                 ErrorCode::NotAnAdmin,
@@ -109,6 +131,17 @@ impl Upstream {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// [`Self::set_enabled`] on the server that drives the upstream.
+    pub(crate) async fn set_enabled_here(
+        self: &Arc<Self>,
+        actor: &Actor,
+        value: Value,
+    ) -> Result<(), OqError> {
+        self.check_driving()?;
+        self.check_admin(actor)?;
         let fx = {
             let mut inner = self.lock();
             let now = self.now_ms();
@@ -125,13 +158,18 @@ impl Upstream {
         Ok(())
     }
 
+    /// Saves the toggle, then applies it. On SQLite the settings file holds it (the note
+    /// says who); on PostgreSQL the note itself is the setting every server reads.
     async fn persist(self: &Arc<Self>, actor: &Actor, enabled: bool) -> Result<(), OqError> {
         let path = self.settings_path.clone();
         let before = self.lock().delegate.settings();
-        let written = tokio::task::spawn_blocking(move || settings::write(&path, enabled))
-            .await
-            .map_err(|e| OqError::Internal(format!("settings task: {e}")))?;
-        written.map_err(|e| OqError::Internal(format!("cannot save the setting: {e}")))?;
+        let in_file = self.lease.leases.is_none();
+        if in_file {
+            let written = tokio::task::spawn_blocking(move || settings::write(&path, enabled))
+                .await
+                .map_err(|e| OqError::Internal(format!("settings task: {e}")))?;
+            written.map_err(|e| OqError::Internal(format!("cannot save the setting: {e}")))?;
+        }
         let noted = self
             .note(
                 actor.clone(),
@@ -144,7 +182,9 @@ impl Upstream {
             .await;
         if let Err(e) = noted {
             // Unrecorded, so undone: the file goes back to what it said.
-            if let crate::bridge::delegate::SettingsState::Ready { enabled: old } = before {
+            if let (true, crate::bridge::delegate::SettingsState::Ready { enabled: old }) =
+                (in_file, before)
+            {
                 let path = self.settings_path.clone();
                 let _ = tokio::task::spawn_blocking(move || settings::write(&path, old)).await;
             }
@@ -159,7 +199,7 @@ impl Upstream {
 
     /// Makes sure the machine knows the request behind `question` (a question the engine
     /// holds open but the machine never saw goes in as restored).
-    fn ensure_known(self: &Arc<Self>, inner: &mut Inner, question: &Question) {
+    pub(super) fn ensure_known(self: &Arc<Self>, inner: &mut Inner, question: &Question) {
         let Some(request) = Request::of_question(question) else {
             return;
         };
@@ -181,7 +221,7 @@ impl Upstream {
         );
     }
 
-    fn hints(question: &Question) -> Hints {
+    pub(super) fn hints(question: &Question) -> Hints {
         let up = question.upstream.as_ref();
         Hints {
             session_id: up.map(|u| u.session_id.clone()),
@@ -190,12 +230,35 @@ impl Upstream {
     }
 
     /// `POST …/pause` by `actor` (the author): the timer stops and the pause is noted.
+    /// Returns the request as the machine that drives it shows it after.
     pub async fn pause(
         self: &Arc<Self>,
         actor: &Actor,
         question: &Question,
         reason: PauseReason,
-    ) -> Result<(), OqError> {
+    ) -> Result<Option<RequestSnapshot>, OqError> {
+        check_author_and_open(question, actor)?;
+        if self.forwards() {
+            let question_id = question.question_id.clone();
+            return self
+                .forward(
+                    actor,
+                    Command::Pause {
+                        question_id,
+                        reason,
+                    },
+                )
+                .await;
+        }
+        self.pause_here(actor, question, reason).await
+    }
+
+    pub(crate) async fn pause_here(
+        self: &Arc<Self>,
+        actor: &Actor,
+        question: &Question,
+        reason: PauseReason,
+    ) -> Result<Option<RequestSnapshot>, OqError> {
         check_author_and_open(question, actor)?;
         self.check_driving()?;
         {
@@ -223,7 +286,7 @@ impl Upstream {
         )
         .await?;
         tracing::info!(upstream = %self.cfg.name, request = %question.question_id, by = %actor.id(), reason = reason.as_str(), "paused");
-        Ok(())
+        Ok(self.request_snapshot(&question.question_id))
     }
 
     /// `POST …/resume` by `actor` (the author): a fresh window, noted.
@@ -231,7 +294,20 @@ impl Upstream {
         self: &Arc<Self>,
         actor: &Actor,
         question: &Question,
-    ) -> Result<(), OqError> {
+    ) -> Result<Option<RequestSnapshot>, OqError> {
+        check_author_and_open(question, actor)?;
+        if self.forwards() {
+            let question_id = question.question_id.clone();
+            return self.forward(actor, Command::Resume { question_id }).await;
+        }
+        self.resume_here(actor, question).await
+    }
+
+    pub(crate) async fn resume_here(
+        self: &Arc<Self>,
+        actor: &Actor,
+        question: &Question,
+    ) -> Result<Option<RequestSnapshot>, OqError> {
         check_author_and_open(question, actor)?;
         self.check_driving()?;
         {
@@ -256,7 +332,7 @@ impl Upstream {
         )
         .await?;
         tracing::info!(upstream = %self.cfg.name, request = %question.question_id, by = %actor.id(), "resumed");
-        Ok(())
+        Ok(self.request_snapshot(&question.question_id))
     }
 
     /// `POST …/delegate` by `actor` (the author): one explicit continuation, posted in
@@ -265,7 +341,20 @@ impl Upstream {
         self: &Arc<Self>,
         actor: &Actor,
         question: &Question,
-    ) -> Result<(), OqError> {
+    ) -> Result<Option<RequestSnapshot>, OqError> {
+        check_author_and_open(question, actor)?;
+        if self.forwards() {
+            let question_id = question.question_id.clone();
+            return self.forward(actor, Command::Delegate { question_id }).await;
+        }
+        self.delegate_here(actor, question).await
+    }
+
+    pub(crate) async fn delegate_here(
+        self: &Arc<Self>,
+        actor: &Actor,
+        question: &Question,
+    ) -> Result<Option<RequestSnapshot>, OqError> {
         check_author_and_open(question, actor)?;
         self.check_driving()?;
         {
@@ -311,140 +400,6 @@ impl Upstream {
         }
         self.flush_writes().await;
         tracing::info!(upstream = %self.cfg.name, request = %question.question_id, by = %actor.id(), "delegated");
-        Ok(())
-    }
-
-    /// A person answers (`Reply`) or dismisses an imported question: checked like any
-    /// answer, claimed (a loser gets `question_submission_claimed`), noted, POSTed
-    /// upstream, and recorded as theirs once upstream took it — by the POST's own 2xx,
-    /// or later by upstream's word when the POST's outcome was unclear.
-    pub async fn manual(
-        self: &Arc<Self>,
-        actor: Actor,
-        question: Question,
-        act: Answered,
-        key: Option<String>,
-    ) -> Result<Question, OqError> {
-        let project = self.cfg.project.clone();
-        let id = question.question_id.clone();
-        if let Answered::Reply(input) = &act {
-            // A retry with the same key gets the first result, without a second POST;
-            // the key with another body or person is refused (see `is_replay`).
-            if crate::domain::answering::is_replay(&question, &actor, input, key.as_deref())? {
-                let (actor, input, project, id) = (actor.clone(), input.clone(), project, id);
-                return self
-                    .on_engine(true, move |e| {
-                        e.answer_once(&actor, Some(&project), &id, &input, key.as_deref())
-                    })
-                    .await;
-            }
-        }
-        // The engine's rules first: shape and options (422), author (403), open (409).
-        let post = match &act {
-            Answered::Reply(input) => {
-                let decided = decide_answer(&question, &actor, input)?;
-                Post::Reply {
-                    answers: if decided.choices.is_empty() {
-                        vec![vec![decided.resposta]]
-                    } else {
-                        decided.choices
-                    },
-                }
-            }
-            Answered::Dismiss => {
-                check_author_and_open(&question, &actor)?;
-                Post::Reject
-            }
-        };
-        self.check_driving()?;
-        let rx = {
-            let mut inner = self.lock();
-            self.ensure_known(&mut inner, &question);
-            let input = match &post {
-                Post::Reply { answers } => Input::ManualReply {
-                    request_id: id.clone(),
-                    answers: answers.clone(),
-                    hints: Self::hints(&question),
-                },
-                Post::Reject => Input::ManualReject {
-                    request_id: id.clone(),
-                    hints: Self::hints(&question),
-                },
-            };
-            let now = self.now_ms();
-            let fx = inner.delegate.handle(now, input).map_err(refusal)?;
-            let (tx, rx) = oneshot::channel();
-            for e in &fx {
-                if let Effect::PostReply { claim, .. } | Effect::PostReject { claim, .. } = e {
-                    inner.waiters.insert(claim.id, tx);
-                    inner.submissions.insert(
-                        claim.id,
-                        Submission {
-                            actor: actor.clone(),
-                            post: post.clone(),
-                            key: key.clone(),
-                        },
-                    );
-                    break;
-                }
-            }
-            self.run_effects(&mut inner, fx);
-            rx
-        };
-        self.flush_writes().await;
-        let outcome = rx.await.unwrap_or(PostOutcome::Uncertain);
-        let what = match post {
-            Post::Reply { .. } => "answer",
-            Post::Reject => "dismissal",
-        };
-        match outcome {
-            PostOutcome::Applied => {
-                let (p, i) = (project.clone(), id.clone());
-                let q = self
-                    .on_engine(false, move |e| e.question(Some(&p), &i))
-                    .await?;
-                let mine = q
-                    .answer
-                    .as_ref()
-                    .map(|a| a.respondida_por == actor.id())
-                    .or_else(|| q.closure.as_ref().map(|c| c.by == actor.id()))
-                    .unwrap_or(false);
-                if mine {
-                    Ok(q)
-                } else {
-                    Err(OqError::Internal(format!(
-                        "OpenCode took your {what} to {id}, but oq could not record it; see the server log"
-                    )))
-                }
-            }
-            PostOutcome::SettledElsewhere => Err(OqError::conflict(
-                ErrorCode::QuestionClosed,
-                format!(
-                    "question {id} was already settled upstream (OpenCode answered 404); nothing was recorded"
-                ),
-            )),
-            PostOutcome::Refused { status } => Err(OqError::upstream(
-                ErrorCode::UpstreamRefused,
-                format!(
-                    "OpenCode refused the {what} with status {status}; nothing recorded; the question \
-                     is paused for you to retry"
-                ),
-            )),
-            PostOutcome::NotSent => Err(OqError::upstream(
-                ErrorCode::UpstreamUnreachable,
-                format!(
-                    "OpenCode at {} could not be reached; nothing was sent, nothing recorded; the \
-                     question is paused for you to retry",
-                    self.cfg.url
-                ),
-            )),
-            PostOutcome::Uncertain => Err(OqError::upstream(
-                ErrorCode::UpstreamUncertain,
-                format!(
-                    "OpenCode did not say whether it took your {what}; it is not sent again. When \
-                     OpenCode shows it took it, it is recorded as yours"
-                ),
-            )),
-        }
+        Ok(self.request_snapshot(&question.question_id))
     }
 }

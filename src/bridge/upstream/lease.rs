@@ -25,7 +25,7 @@ use crate::engine::postgres::lease::{Lease, Leases};
 
 /// The lease of one upstream as this server holds or waits for it.
 pub(crate) struct Keeper {
-    leases: Option<Arc<Leases>>,
+    pub(super) leases: Option<Arc<Leases>>,
     /// This server's holder id for the lease row: the process and a random part.
     pub holder: String,
 }

@@ -6,7 +6,9 @@
 //! effects; `record.rs` writes what the machine decided into the log (settlements and
 //! the notes a restart needs); `sync.rs` keeps the engine in step with upstream and
 //! restores the machine from the log at start; `commands.rs` is what the routes ask
-//! (the setting, pause/resume/delegate, a person's answer or dismissal, the snapshot).
+//! (the setting, pause/resume/delegate, a person's answer or dismissal, the snapshot);
+//! `forward.rs` carries those commands, when another server drives the upstream, to it
+//! through the database.
 //!
 //! The machine decides, this module does: `ArmTimer` becomes a tokio sleep carrying the
 //! timer id (and a countdown note in the log), `PostReply`/`PostReject` a submission
@@ -33,8 +35,10 @@
 //! lost as `vanished` (a closure, not an answer).
 
 mod commands;
+mod forward;
 mod lease;
 mod machine;
+mod manual;
 mod record;
 mod sync;
 
@@ -54,7 +58,8 @@ use crate::engine::ServerEngine;
 use crate::opencode::{Auth, Client};
 use crate::wire::BridgeHealth;
 
-pub use commands::{Answered, refusal};
+pub use commands::refusal;
+pub use manual::Answered;
 
 /// Counters a test (or an operator's log) reads.
 #[derive(Debug, Default)]

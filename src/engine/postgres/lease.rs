@@ -69,7 +69,7 @@ impl Leases {
             .map(|_| ())
     }
 
-    fn with<T>(
+    pub(super) fn with<T>(
         &self,
         f: impl FnOnce(&mut super::Conn) -> Result<T, OqError>,
     ) -> Result<T, OqError> {

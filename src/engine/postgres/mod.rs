@@ -12,13 +12,18 @@
 //!   serving role is granted reading and appending only.
 //! - `view.rs`: the reads, as the SQLite store's, over `engine::fold`.
 //! - `writer.rs`: group commit under one advisory lock, positions allocated in order.
+//! - `chain.rs`: the per-project hash chain (the SQLite store's), and `verify`.
 //! - `listen.rs`: LISTEN/NOTIFY, so every server hears every other's commits.
 //! - `lease.rs`: which server drives each bridged OpenCode upstream (a lease row).
+//! - `commands.rs`: what the other servers leave for that one (a person's pause,
+//!   delegate, answer or setting arriving elsewhere), and its outcome.
 //!
 //! Opening checks before it serves: a database without an oq schema, of another
 //! application, older or newer than this binary, or a role that could alter history are
 //! refused, and nothing is written.
 
+pub mod chain;
+pub mod commands;
 mod conn;
 mod decisions;
 pub mod lease;
@@ -40,6 +45,11 @@ pub use conn::{Conn, PgTarget, UNAVAILABLE, is_postgres_url, is_unavailable, rea
 pub use listen::Listener;
 use view::PgView;
 use writer::Writer;
+
+/// The newest `bridge.settings_changed` of one upstream (index `events_bridge_settings`).
+const BRIDGE_SETTING: &str = "SELECT (payload->>'enabled')::boolean FROM oq.events
+     WHERE project_id = $1 AND type = 'bridge.settings_changed' AND payload->>'upstream' = $2
+     ORDER BY seq DESC LIMIT 1";
 
 /// Read connections per server: reads never wait behind a write batch.
 const READERS: usize = 6;
@@ -85,6 +95,23 @@ impl PgStore {
     /// (and once after a lost listening connection is back, for what it may have missed).
     pub fn listen(&self, on_change: impl Fn() + Send + 'static) -> Result<Listener, OqError> {
         Listener::start(self.target.clone(), on_change)
+    }
+
+    /// An upstream's auto-delegate setting as the log says (its newest
+    /// `bridge.settings_changed`); `None` when it was never changed. On PostgreSQL this
+    /// is the one setting every server reads, whichever drives the upstream.
+    pub fn bridge_setting(&self, project: &str, upstream: &str) -> Result<Option<bool>, OqError> {
+        blocking(|| {
+            let mut slot = self.reader();
+            let rows = slot.get(&self.target, &self.backoff).and_then(|conn| {
+                conn.failed = None;
+                conn.query(BRIDGE_SETTING, &[&project, &upstream])
+            });
+            if rows.is_err() {
+                slot.reset();
+            }
+            Ok(rows?.first().and_then(|r| r.get::<_, Option<bool>>(0)))
+        })
     }
 
     fn reader(&self) -> std::sync::MutexGuard<'_, Slot> {
@@ -358,6 +385,9 @@ fn migrate_here(target: &PgTarget, grant: Option<&str>) -> Result<SchemaState, O
         };
         for step in &schema::MIGRATIONS[from as usize..] {
             conn.batch(step)?;
+        }
+        if from < schema::CHAINED_FROM {
+            chain::backfill(&mut conn)?;
         }
         conn.batch(&format!(
             "INSERT INTO oq.meta (application, version) VALUES ({}, {})

@@ -2,15 +2,18 @@
 //! position order, and written whole into an empty database with every position kept,
 //! under the write lock, in one transaction.
 
+use std::collections::HashMap;
+
 use postgres::types::ToSql;
 
 use super::conn::PgTarget;
 use super::schema::{CHANNEL, WRITE_LOCK};
-use super::{PgStore, blocking};
+use super::writer::COLUMNS;
+use super::{PgStore, blocking, chain};
 use crate::domain::{ErrorCode, OqError};
 use crate::engine::copy::RawEvent;
+use crate::engine::sqlite::chain::{GENESIS, Link};
 
-const COLUMNS: usize = 12;
 const ROWS_PER_INSERT: usize = 64;
 
 /// Up to `limit` rows after position `after`.
@@ -76,13 +79,25 @@ pub fn write_all(
                 ));
             }
             let mut n = 0u64;
+            // Each project's chain, recomputed as the rows go in (the source's own links
+            // are its store's business: `verify` checks these).
+            let mut links: HashMap<String, Link> = HashMap::new();
             loop {
                 let page = next()?;
                 if page.is_empty() {
                     return Ok(n);
                 }
                 for chunk in page.chunks(ROWS_PER_INSERT) {
-                    insert(&mut conn, chunk)?;
+                    let chained: Vec<Link> = chunk
+                        .iter()
+                        .map(|e| {
+                            let prev = links.get(&e.project_id).copied().unwrap_or(GENESIS);
+                            let link = chain::link_raw(&prev, e);
+                            links.insert(e.project_id.clone(), link);
+                            link
+                        })
+                        .collect();
+                    insert(&mut conn, chunk, &chained)?;
                 }
                 n += page.len() as u64;
             }
@@ -100,20 +115,11 @@ pub fn write_all(
     })
 }
 
-fn insert(conn: &mut super::Conn, rows: &[RawEvent]) -> Result<(), OqError> {
-    let tuples: Vec<String> = (0..rows.len())
-        .map(|i| {
-            let b = i * COLUMNS;
-            let params: Vec<String> = (b + 1..b + COLUMNS).map(|n| format!("${n}")).collect();
-            format!("({}, (${}::text)::json)", params.join(", "), b + COLUMNS)
-        })
-        .collect();
-    let sql = format!(
-        "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload) VALUES {}",
-        tuples.join(", ")
-    );
+fn insert(conn: &mut super::Conn, rows: &[RawEvent], links: &[Link]) -> Result<(), OqError> {
+    let sql = super::writer::insert_sql(rows.len());
+    let links: Vec<&[u8]> = links.iter().map(|l| l.as_slice()).collect();
     let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * COLUMNS);
-    for e in rows {
+    for (e, link) in rows.iter().zip(&links) {
         params.extend_from_slice(&[
             &e.seq as &(dyn ToSql + Sync),
             &e.project_seq,
@@ -127,6 +133,7 @@ fn insert(conn: &mut super::Conn, rows: &[RawEvent]) -> Result<(), OqError> {
             &e.actor,
             &e.at,
             &e.payload,
+            link,
         ]);
     }
     conn.query(&sql, &params).map(|_| ())

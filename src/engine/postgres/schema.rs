@@ -16,7 +16,7 @@
 pub const APPLICATION_ID: i32 = 0x6F71_0214;
 
 /// `MIGRATIONS[n]` takes a database from version `n` to `n + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG];
+pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG, V2_BRIDGE_COMMANDS, V3_CHAIN];
 
 pub const LATEST_VERSION: i32 = MIGRATIONS.len() as i32;
 
@@ -176,8 +176,40 @@ CREATE TABLE oq.bridge_leases (
 );
 "#;
 
+/// Version 2: the commands a server that does not drive an upstream leaves for the one
+/// that does (`commands.rs`), and an index to find an upstream's setting in the log.
+///
+/// Operational state, not history, like the leases: a row is taken, answered and then
+/// removed by the server that asked. What a command does is noted in the log by the
+/// driving server, exactly as when it was asked there.
+pub const V2_BRIDGE_COMMANDS: &str = r#"
+CREATE TABLE oq.bridge_commands (
+    id           bigserial PRIMARY KEY,
+    upstream     text NOT NULL,
+    actor        text NOT NULL,
+    command      json NOT NULL,
+    state        text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'taken', 'done')),
+    taken_by     text,
+    outcome      json,
+    requested_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX bridge_commands_pending ON oq.bridge_commands(upstream, id) WHERE state = 'pending';
+-- The upstream's auto-delegate setting is the newest such note (`oq.events` is the truth
+-- every server reads, not a file of one of them).
+CREATE INDEX events_bridge_settings ON oq.events(project_id, seq) WHERE type = 'bridge.settings_changed';
+"#;
+
+/// Version 3: every event's link in its project's hash chain (`chain.rs`), written by
+/// the event's own INSERT; the history before it is chained once by the migration
+/// ([`CHAINED_FROM`]).
+pub const V3_CHAIN: &str =
+    "ALTER TABLE oq.events ADD COLUMN chain bytea CHECK (length(chain) = 32);";
+
+/// The version whose migration chains the existing history.
+pub const CHAINED_FROM: i32 = 3;
+
 /// What the role that serves may do, granted by `oq store migrate --grant ROLE`: read
-/// everything, append to the log, keep the bridges' leases. Nothing else: it
+/// everything, append to the log, keep the bridges' leases and commands. Nothing else: it
 /// cannot change or remove an event, nor write the derived tables itself.
 pub fn grants(role: &str) -> String {
     let r = quote_ident(role);
@@ -185,7 +217,9 @@ pub fn grants(role: &str) -> String {
         "GRANT USAGE ON SCHEMA oq TO {r};
          GRANT SELECT ON oq.meta, oq.open_questions, oq.question_links TO {r};
          GRANT SELECT, INSERT ON oq.events TO {r};
-         GRANT SELECT, INSERT, UPDATE, DELETE ON oq.bridge_leases TO {r};"
+         GRANT SELECT, INSERT, UPDATE, DELETE ON oq.bridge_leases TO {r};
+         GRANT SELECT, INSERT, UPDATE, DELETE ON oq.bridge_commands TO {r};
+         GRANT USAGE ON SEQUENCE oq.bridge_commands_id_seq TO {r};"
     )
 }
 

@@ -22,42 +22,42 @@ use std::thread::JoinHandle;
 use postgres::SimpleQueryMessage;
 use postgres::types::ToSql;
 
+use super::chain;
 use super::conn::{Backoff, Conn, PgTarget, Slot, UNAVAILABLE, is_unavailable};
 use super::schema::{CHANNEL, WRITE_LOCK};
 use super::view::PgView;
 use crate::domain::{OqError, StoredEvent};
 use crate::engine::ids;
+use crate::engine::sqlite::chain::Link;
 use crate::engine::store::{NewEvent, StoreView};
 
 /// A batch stops taking jobs at this size, so its first members are not kept waiting.
 const MAX_BATCH: usize = 256;
 /// Rows per INSERT statement ([`COLUMNS`] parameters each).
 const ROWS_PER_INSERT: usize = 64;
-const COLUMNS: usize = 12;
+pub(super) const COLUMNS: usize = 13;
 
 /// The transaction a batch's decisions run in, the next free position, and each
-/// project's newest `project_seq` as far as this batch numbered it.
+/// project's newest `project_seq` and chain link as far as this batch wrote them.
 pub struct Tx<'c> {
     conn: &'c mut Conn,
     next_seq: i64,
-    project_seqs: Vec<(String, i64)>,
+    projects: Vec<(String, i64, Link)>,
 }
 
 impl Tx<'_> {
-    /// The next position within `project`: its newest plus one, read once per batch
-    /// (under the write lock no other writer numbers it meanwhile).
-    fn next_project_seq(&mut self, project: &str) -> Result<i64, OqError> {
-        if let Some((_, n)) = self.project_seqs.iter_mut().find(|(p, _)| p == project) {
-            *n += 1;
-            return Ok(*n);
-        }
-        let rows = self.conn.query(
-            "SELECT coalesce(max(project_seq), 0) FROM oq.events WHERE project_id = $1",
-            &[&project],
-        )?;
-        let newest: i64 = rows.first().map(|r| r.get(0)).unwrap_or(0);
-        self.project_seqs.push((project.to_string(), newest + 1));
-        Ok(newest + 1)
+    /// The newest position and link of `project`, read once per batch (under the write
+    /// lock no other writer appends to it meanwhile).
+    fn newest(&mut self, project: &str) -> Result<&mut (String, i64, Link), OqError> {
+        let i = match self.projects.iter().position(|(p, ..)| p == project) {
+            Some(i) => i,
+            None => {
+                let (seq, link) = chain::newest(self.conn, project)?;
+                self.projects.push((project.to_string(), seq, link));
+                self.projects.len() - 1
+            }
+        };
+        Ok(&mut self.projects[i])
     }
 }
 
@@ -175,7 +175,7 @@ fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Job>) {
         let mut tx = Tx {
             conn,
             next_seq,
-            project_seqs: Vec::new(),
+            projects: Vec::new(),
         };
         let deliveries: Vec<Deliver> = batch.into_iter().map(|job| job(Ok(&mut tx))).collect();
         let appended = (tx.next_seq > next_seq).then_some(tx.next_seq - 1);
@@ -244,56 +244,71 @@ fn nothing_saved(e: OqError) -> OqError {
 fn append(tx: &mut Tx<'_>, events: Vec<NewEvent>) -> Result<Vec<StoredEvent>, OqError> {
     let at = crate::engine::sqlite::now_ms();
     let mut stored = Vec::with_capacity(events.len());
+    let mut payloads = Vec::with_capacity(events.len());
+    let mut links = Vec::with_capacity(events.len());
     for e in events {
-        let project_seq = tx.next_project_seq(&e.project_id)?;
-        stored.push(StoredEvent {
-            seq: tx.next_seq + stored.len() as i64,
-            project_seq,
+        let seq = tx.next_seq + stored.len() as i64;
+        let newest = tx.newest(&e.project_id)?;
+        let s = StoredEvent {
+            seq,
+            project_seq: newest.1 + 1,
             event_id: ids::event_id(),
             project_id: e.project_id,
             actor: e.actor,
             at,
             event: e.event,
-        });
+        };
+        let payload =
+            serde_json::to_string(&s.event).map_err(|e| OqError::Internal(e.to_string()))?;
+        let link = chain::link_stored(&newest.2, &s, &payload);
+        (newest.1, newest.2) = (s.project_seq, link);
+        stored.push(s);
+        payloads.push(payload);
+        links.push(link);
     }
-    insert_stored(tx.conn, &stored)?;
+    for ((rows, payloads), links) in stored
+        .chunks(ROWS_PER_INSERT)
+        .zip(payloads.chunks(ROWS_PER_INSERT))
+        .zip(links.chunks(ROWS_PER_INSERT))
+    {
+        insert_rows(tx.conn, rows, payloads, links)?;
+    }
     tx.next_seq += stored.len() as i64;
     Ok(stored)
 }
 
-/// INSERTs events that already have their positions (an append, or a copy from another
-/// store keeping every position).
-pub fn insert_stored(conn: &mut Conn, stored: &[StoredEvent]) -> Result<(), OqError> {
-    for chunk in stored.chunks(ROWS_PER_INSERT) {
-        let payloads = chunk
-            .iter()
-            .map(|s| serde_json::to_string(&s.event).map_err(|e| OqError::Internal(e.to_string())))
-            .collect::<Result<Vec<_>, _>>()?;
-        insert_rows(conn, chunk, &payloads)?;
-    }
-    Ok(())
+/// The INSERT of `rows` whole rows (every column, the payload as JSON text, the link):
+/// an append's, and `oq store copy`'s.
+pub(super) fn insert_sql(rows: usize) -> String {
+    let tuples: Vec<String> = (0..rows)
+        .map(|i| {
+            let b = i * COLUMNS;
+            let params: Vec<String> = (b + 1..b + COLUMNS - 1).map(|n| format!("${n}")).collect();
+            format!(
+                "({}, (${}::text)::json, ${})",
+                params.join(", "),
+                b + COLUMNS - 1,
+                b + COLUMNS
+            )
+        })
+        .collect();
+    format!(
+        "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload, chain) VALUES {}",
+        tuples.join(", ")
+    )
 }
 
-/// One INSERT for `rows` with their payload texts.
-pub fn insert_rows(
+/// One INSERT for `rows` with their payload texts and chain links.
+fn insert_rows(
     conn: &mut Conn,
     rows: &[StoredEvent],
     payloads: &[String],
+    links: &[Link],
 ) -> Result<(), OqError> {
     if rows.is_empty() {
         return Ok(());
     }
-    let tuples: Vec<String> = (0..rows.len())
-        .map(|i| {
-            let b = i * COLUMNS;
-            let params: Vec<String> = (b + 1..b + COLUMNS).map(|n| format!("${n}")).collect();
-            format!("({}, (${}::text)::json)", params.join(", "), b + COLUMNS)
-        })
-        .collect();
-    let sql = format!(
-        "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload) VALUES {}",
-        tuples.join(", ")
-    );
+    let sql = insert_sql(rows.len());
     let kinds: Vec<&str> = rows.iter().map(|s| s.event.type_name()).collect();
     let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * COLUMNS);
     let columns: Vec<_> = rows
@@ -307,8 +322,13 @@ pub fn insert_rows(
             )
         })
         .collect();
-    for (((s, kind), (session, question, task, story)), payload) in
-        rows.iter().zip(&kinds).zip(&columns).zip(payloads)
+    let links: Vec<&[u8]> = links.iter().map(|l| l.as_slice()).collect();
+    for ((((s, kind), (session, question, task, story)), payload), link) in rows
+        .iter()
+        .zip(&kinds)
+        .zip(&columns)
+        .zip(payloads)
+        .zip(&links)
     {
         params.extend_from_slice(&[
             &s.seq as &(dyn ToSql + Sync),
@@ -323,6 +343,7 @@ pub fn insert_rows(
             &s.actor,
             &s.at,
             payload,
+            link,
         ]);
     }
     conn.query(&sql, &params).map(|_| ())

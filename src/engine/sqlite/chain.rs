@@ -113,6 +113,11 @@ fn bytes(v: ValueRef<'_>) -> Option<Vec<u8>> {
 }
 
 impl Row {
+    /// The covered columns in [`COVERED`]'s order: the eight texts, `at`, the payload.
+    pub fn new(texts: [Option<Vec<u8>>; 8], at: i64, payload: Vec<u8>) -> Row {
+        Row { texts, at, payload }
+    }
+
     /// Reads [`COVERED`] from `r`, starting at column `from`.
     pub fn read(r: &rusqlite::Row<'_>, from: usize) -> rusqlite::Result<Row> {
         let mut texts: [Option<Vec<u8>>; 8] = Default::default();

@@ -14,7 +14,7 @@
 
 mod append;
 mod backup;
-mod chain;
+pub(crate) mod chain;
 mod check;
 mod checkpoint;
 mod fault;
@@ -24,7 +24,7 @@ mod init;
 mod open;
 pub mod raw;
 mod schema;
-mod verify;
+pub(crate) mod verify;
 mod vfs;
 mod view;
 mod writer;

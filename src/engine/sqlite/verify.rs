@@ -71,10 +71,10 @@ pub fn heads(conn: &Connection) -> rusqlite::Result<Vec<Head>> {
 }
 
 /// One event as the walk reads it.
-struct Walked {
-    position: i64,
-    link: Option<Link>,
-    row: Row,
+pub struct Walked {
+    pub position: i64,
+    pub link: Option<Link>,
+    pub row: Row,
 }
 
 /// Walks every chain; stops at the first break.
@@ -83,7 +83,19 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<Verified> {
         "SELECT project_seq, chain, {} FROM events ORDER BY project_id, project_seq",
         chain::COVERED
     ))?;
-    let mut rows = stmt.query([])?;
+    let rows = stmt.query_map([], |r| {
+        Ok(Walked {
+            position: r.get(0)?,
+            link: chain::as_link(r.get(1)?),
+            row: Row::read(r, 2)?,
+        })
+    })?;
+    walk(rows)
+}
+
+/// The walk over every event ordered by project, then project position, whichever
+/// store read them (the PostgreSQL store walks its log the same way).
+pub fn walk<E>(mut rows: impl Iterator<Item = Result<Walked, E>>) -> Result<Verified, E> {
     let mut out = Verified {
         events: 0,
         projects: Vec::new(),
@@ -95,14 +107,7 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<Verified> {
     loop {
         let walked = match pending.take() {
             Some(w) => Some(w),
-            None => match rows.next()? {
-                Some(r) => Some(Walked {
-                    position: r.get(0)?,
-                    link: chain::as_link(r.get(1)?),
-                    row: Row::read(r, 2)?,
-                }),
-                None => None,
-            },
+            None => rows.next().transpose()?,
         };
         let Some(w) = walked else { break };
         let same = matches!(&current, Some((p, ..)) if p == w.row.project_id());
@@ -131,17 +136,12 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<Verified> {
         let project_id = project_id.clone();
         let prev = *prev;
         let mut rest = vec![w];
-        while let Some(r) = rows.next()? {
-            let position: i64 = r.get(0)?;
-            let row = Row::read(r, 2)?;
-            if row.project_id() != project_id {
+        for r in rows.by_ref() {
+            let r = r?;
+            if r.row.project_id() != project_id {
                 break;
             }
-            rest.push(Walked {
-                position,
-                link: chain::as_link(r.get(1)?),
-                row,
-            });
+            rest.push(r);
         }
         out.first_break = Some(classify(&project_id, expected, &prev, &rest));
         out.projects.push(Head {

@@ -71,7 +71,7 @@ pub(super) fn delegate_ops() -> DelegateOps {
             ),
             (
                 "502",
-                "delegate while the upstream cannot be reached (`upstream_unreachable`), or any command on a server that does not drive the upstream (`upstream_driven_elsewhere`: another `oq serve` on the database holds its lease); nothing sent",
+                "delegate while the upstream cannot be reached (`upstream_unreachable`), or, on a server that does not drive the upstream, a command no server driving it took in time (`upstream_driven_elsewhere`: withdrawn untouched; any other outcome is the driving server's own); nothing sent",
                 &[
                     C::UpstreamUnreachable,
                     C::UpstreamRefused,

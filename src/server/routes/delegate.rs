@@ -37,7 +37,7 @@ use super::super::extract::{ApiJson, ApiPath};
 use crate::bridge::Upstream;
 use crate::bridge::delegate::PauseReason;
 use crate::domain::{ErrorCode, OqError, Question};
-use crate::wire::auto_delegate::{CommandReply, DelegateSnapshot};
+use crate::wire::auto_delegate::{CommandReply, DelegateSnapshot, RequestSnapshot};
 
 /// The upstreams whose project the caller belongs to (person or agent).
 fn mine(st: &AppState, caller: &Caller) -> Vec<Arc<Upstream>> {
@@ -151,11 +151,13 @@ fn command_body(raw: &[u8]) -> ApiResult<CommandBody> {
     serde_json::from_slice(raw).map_err(|e| ApiError::invalid_body(e.to_string()))
 }
 
-fn reply(up: &Upstream, request_id: &str) -> Json<CommandReply> {
+/// The request as the server that drives the upstream shows it after the command (this
+/// one, or the one a command was forwarded to).
+fn reply(up: &Upstream, request_id: &str, request: Option<RequestSnapshot>) -> Json<CommandReply> {
     Json(CommandReply {
         upstream: up.name().to_string(),
         request_id: request_id.to_string(),
-        request: up.request_snapshot(request_id),
+        request,
     })
 }
 
@@ -178,8 +180,8 @@ pub async fn pause(
     };
     let (up, q) = find(&st, &caller, body.upstream.as_deref(), &request_id).await?;
     check_hints(&q, body.session_id.as_deref(), body.directory.as_deref())?;
-    up.pause(&caller.user.actor(), &q, reason).await?;
-    Ok(reply(&up, &request_id))
+    let request = up.pause(&caller.user.actor(), &q, reason).await?;
+    Ok(reply(&up, &request_id, request))
 }
 
 pub async fn resume(
@@ -191,8 +193,8 @@ pub async fn resume(
     let body = command_body(&raw)?;
     let (up, q) = find(&st, &caller, body.upstream.as_deref(), &request_id).await?;
     check_hints(&q, body.session_id.as_deref(), body.directory.as_deref())?;
-    up.resume(&caller.user.actor(), &q).await?;
-    Ok(reply(&up, &request_id))
+    let request = up.resume(&caller.user.actor(), &q).await?;
+    Ok(reply(&up, &request_id, request))
 }
 
 pub async fn delegate(
@@ -204,8 +206,8 @@ pub async fn delegate(
     let body = command_body(&raw)?;
     let (up, q) = find(&st, &caller, body.upstream.as_deref(), &request_id).await?;
     check_hints(&q, body.session_id.as_deref(), body.directory.as_deref())?;
-    up.delegate(&caller.user.actor(), &q).await?;
-    Ok(reply(&up, &request_id))
+    let request = up.delegate(&caller.user.actor(), &q).await?;
+    Ok(reply(&up, &request_id, request))
 }
 
 pub async fn settings(
