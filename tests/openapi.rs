@@ -93,6 +93,30 @@ const ELSEWHERE: &[Entry] = &[
         "a server with an OpenCode bridge (bridge_authz: a malformed body, a setting that is not a boolean)",
     ),
     (
+        "POST",
+        "/projects/{projectId}/claude-code/*",
+        200,
+        "the Claude Code hook's routes (claude_code_routes: each status and code, on both stores)",
+    ),
+    (
+        "POST",
+        "/projects/{projectId}/claude-code/*",
+        201,
+        "the Claude Code hook's routes (claude_code_routes: each status and code, on both stores)",
+    ),
+    (
+        "POST",
+        "/projects/{projectId}/claude-code/*",
+        403,
+        "the Claude Code hook's routes (claude_code_routes: each status and code, on both stores)",
+    ),
+    (
+        "POST",
+        "/projects/{projectId}/claude-code/*",
+        409,
+        "the Claude Code hook's routes (claude_code_routes: each status and code, on both stores)",
+    ),
+    (
         "*",
         "/mcp",
         200,

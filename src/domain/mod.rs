@@ -6,6 +6,7 @@
 pub mod actor;
 pub mod answering;
 pub mod choices;
+pub mod claude_code;
 pub mod declared;
 pub mod delegation;
 pub mod dev_context;

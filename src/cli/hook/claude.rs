@@ -9,14 +9,14 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::domain::choices::{Prompt, PromptOption, Upstream};
+use crate::domain::choices::{Prompt, PromptOption};
+use crate::domain::claude_code::{ClaudeCall, ClaudeDeclare, ClaudeSettlement};
 use crate::domain::question::PERGUNTA_MAX_CHARS;
-use crate::domain::{ErrorCode, OqError, Question};
+use crate::domain::{ErrorCode, OqError};
+use crate::wire::QuestionItem;
 
 /// The tool whose questions the hook catches.
 pub const TOOL: &str = "AskUserQuestion";
-/// `Upstream::kind` and `name` of a question caught from Claude Code.
-pub const UPSTREAM_KIND: &str = "claude-code";
 
 /// The hook events the command handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -141,31 +141,32 @@ pub fn pergunta(prompts: &[Prompt]) -> String {
     )
 }
 
-/// Where the question lives in Claude Code: its session, tool call and directory.
-pub fn upstream(input: &HookInput) -> Upstream {
-    Upstream {
-        kind: UPSTREAM_KIND.into(),
-        name: UPSTREAM_KIND.into(),
-        directory: input.cwd.clone(),
-        request_id: input.tool_use_id.clone(),
+/// The tool call that asked: Claude's session, its tool call, its working directory.
+pub fn call(input: &HookInput) -> ClaudeCall {
+    ClaudeCall {
         session_id: input.session_id.clone(),
-        call_id: None,
+        tool_use_id: input.tool_use_id.clone(),
+        directory: input.cwd.clone(),
     }
 }
 
-/// The idempotency key of the tool call: the same call declares one question, and the
-/// PostToolUse hook finds it again.
-pub fn key(input: &HookInput) -> String {
-    format!("claude-code:{}:{}", input.session_id, input.tool_use_id)
+/// The call declared in the oq session `session_id`: one question with its parts.
+pub fn declaration(input: &HookInput, session_id: String, prompts: Vec<Prompt>) -> ClaudeDeclare {
+    ClaudeDeclare {
+        session_id,
+        pergunta: pergunta(&prompts),
+        prompts,
+        call: call(input),
+    }
 }
 
 /// The PreToolUse output that answers the dialog with `q`'s answer, or `None` when `q`
 /// holds no answer (closed, or still open).
-pub fn answered_output(input: &HookInput, q: &Question) -> Option<Value> {
+pub fn answered_output(input: &HookInput, q: &QuestionItem) -> Option<Value> {
     let answer = q.answer.as_ref()?;
     let mut answers = Map::new();
     for (i, p) in q.prompts.iter().enumerate() {
-        let text = match answer.choices.get(i) {
+        let text = match answer.answers.get(i) {
             Some(chosen) => chosen.join(", "),
             None => answer.resposta.clone(),
         };
@@ -186,6 +187,15 @@ pub fn answered_output(input: &HookInput, q: &Question) -> Option<Value> {
             "updatedInput": updated,
         }
     }))
+}
+
+/// What Claude's own dialog did, as the PostToolUse hook reports it: the answers when
+/// they can be read, else that it was answered with something oq cannot read.
+pub fn dialog_settlement(input: &HookInput, prompts: &[Prompt]) -> ClaudeSettlement {
+    match dialog_answers(input, prompts) {
+        Some(answers) => ClaudeSettlement::Answered { answers },
+        None => ClaudeSettlement::Unreported {},
+    }
 }
 
 /// What Claude's own dialog answered (PostToolUse's `tool_input.answers`, else

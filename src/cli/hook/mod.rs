@@ -17,6 +17,7 @@
 
 mod claude;
 mod install;
+mod remote;
 mod settings;
 
 use std::io::Read;
@@ -26,9 +27,9 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use super::args::GlobalArgs;
 use super::context::{Context, agent, report_error};
-use crate::domain::declared::Origin;
-use crate::domain::{Actor, DecisionSource, DeclareInput, OqError, Question};
-use crate::engine::{ImportedSettlement, LocalEngine, ids};
+use crate::domain::{OqError, Question};
+use crate::engine::{LocalEngine, ids};
+use crate::wire::QuestionItem;
 use claude::HookEvent;
 
 /// How often the waiting hook reads the store (another process writes the answer).
@@ -53,6 +54,12 @@ pub struct ClaudeArgs {
     /// its own dialog, in seconds.
     #[arg(long, default_value_t = 590, value_name = "SECS")]
     pub wait: u64,
+    /// The oq session the questions are declared in. Locally the default is one session
+    /// per Claude Code session (`<project>.cc-<session_id>`, started by you); with a
+    /// server source it is required: a session a person started there (its author
+    /// answers).
+    #[arg(long, env = "OQ_SESSION")]
+    pub session: Option<String>,
     /// Write the hooks into Claude Code's settings (merged beside yours).
     #[arg(long, conflicts_with = "uninstall")]
     pub install: bool,
@@ -101,37 +108,35 @@ fn hook(global: GlobalArgs, args: &ClaudeArgs) -> Result<Option<serde_json::Valu
         .read_to_string(&mut text)
         .map_err(|e| OqError::Internal(format!("cannot read the hook input: {e}")))?;
     let (event, input) = claude::read_input(&text)?;
-    let prompts = claude::prompts(&input)?;
     let actor = agent(&args.agent)?;
-    let ctx = Context::open(global)?;
-    let engine = ctx.local("oq hook claude-code")?.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| OqError::Internal(format!("cannot start the runtime: {e}")))?;
+    // A server: the token is the agent, the session one a person started there.
+    if let Some(server) = super::context::remote(&global)? {
+        return runtime.block_on(remote::hook(server, args, event, &input));
+    }
+    let ctx = Context::open(global)?;
+    let engine = ctx.local("oq hook claude-code")?.clone();
     let project = runtime.block_on(ctx.project())?;
-    let question_id = ids::keyed_question_id(&project, actor.id(), &claude::key(&input));
+    let question_id = ids::keyed_question_id(&project, actor.id(), &claude::call(&input).key());
     match event {
         HookEvent::PreToolUse => {
-            let session = format!("{project}.cc-{}", input.session_id);
-            let session = engine.session_of(&project, &ctx.user, &session)?;
-            let declared = DeclareInput {
-                pergunta: claude::pergunta(&prompts),
-                sugestao: None,
-                afeta: Default::default(),
-                session_id: session.session_id,
-                idempotency_key: Some(claude::key(&input)),
+            let prompts = claude::prompts(&input)?;
+            let session = match &args.session {
+                Some(s) => s.clone(),
+                None => {
+                    let named = format!("{project}.cc-{}", input.session_id);
+                    engine.session_of(&project, &ctx.user, &named)?.session_id
+                }
             };
-            let q = engine.declare_from(
-                &actor,
-                &project,
-                Origin::ClaudeCode,
-                &declared,
-                &prompts,
-                Some(claude::upstream(&input)),
-            )?;
+            let declared = claude::declaration(&input, session, prompts);
+            let q = engine.declare_claude_code(&actor, &project, &declared)?;
             let settled = wait(&engine, &project, &q, Duration::from_secs(args.wait))?;
-            Ok(settled.and_then(|q| claude::answered_output(&input, &q)))
+            Ok(settled
+                .map(|q| QuestionItem::from_question(&q, &actor))
+                .and_then(|q| claude::answered_output(&input, &q)))
         }
         HookEvent::PostToolUse => {
             let q = match engine.question(Some(&project), &question_id) {
@@ -141,20 +146,8 @@ fn hook(global: GlobalArgs, args: &ClaudeArgs) -> Result<Option<serde_json::Valu
                 Err(e) => return Err(e),
             };
             if q.is_open() {
-                let how = match claude::dialog_answers(&input, &q.prompts) {
-                    Some(answers) => ImportedSettlement::Answered {
-                        source: DecisionSource::Upstream,
-                        by: claude::UPSTREAM_KIND.into(),
-                        answers,
-                    },
-                    None => ImportedSettlement::Closed {
-                        source: DecisionSource::Upstream,
-                    },
-                };
-                let service = Actor::Service {
-                    id: claude::UPSTREAM_KIND.into(),
-                };
-                engine.settle_imported(&service, &project, &question_id, how)?;
+                let how = claude::dialog_settlement(&input, &q.prompts);
+                engine.settle_claude_code(&actor, &project, &question_id, how)?;
             }
             Ok(None)
         }
