@@ -343,3 +343,55 @@ fn on_oq_serve_past_the_wait_the_dialogs_answer_settles_the_question_as_upstream
     assert_eq!(shown["answer"]["respondidaPor"], "claude-code");
     assert_eq!(shown["answer"]["answers"], json!([["Postgres"]]));
 }
+
+/// Past the wait, Esc on Claude's own dialog; then the person's next prompt.
+fn decline_then_prompt(claude: &mut Claude) {
+    claude.0.wait_text("Type something");
+    claude.0.send(b"\x1b");
+    claude.0.wait_text("Declined to answer");
+    claude.0.send(b"what now?");
+    claude.0.wait_text("what now?");
+    claude.0.send(b"\r");
+}
+
+#[test]
+fn a_dialog_declined_with_esc_closes_the_oq_question_as_declined_upstream_not_answered() {
+    let Some(peer) = Peer::start() else { return };
+    let mut claude = interactive(&peer, "1");
+    let id = open_question(&peer)["questionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    decline_then_prompt(&mut claude);
+    let shown = until("the declined dialog's closure", || {
+        let s = peer.oq_json("ana", &["show", &id]);
+        (s["status"] != "open").then_some(s)
+    });
+    assert_eq!(shown["status"], "closed", "{shown}");
+    assert!(shown["answer"].is_null(), "{shown}");
+    assert_eq!(shown["closed"]["decisionSource"], "upstream", "{shown}");
+    assert_eq!(shown["closed"]["by"], "claude-code", "{shown}");
+    // Nobody waits for an answer now: oq refuses one rather than record it for nobody.
+    let late = peer.oq("ana", &["answer", &id, "--answers-json", r#"[["SQLite"]]"#]);
+    assert!(!late.status.success());
+}
+
+#[test]
+fn on_oq_serve_a_dialog_declined_with_esc_closes_the_question_as_declined_upstream() {
+    let Some(peer) = Peer::start() else { return };
+    let (s, client) = serve_with_session(&peer);
+    let mut claude = interactive_on(&peer, &s, "1");
+    let id = server_question(&s, &client)["questionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    decline_then_prompt(&mut claude);
+    let shown = until("the declined dialog's closure on the server", || {
+        let out = s.run(&client, &["show", &id, "--json"]);
+        let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+        (v["status"] != "open").then_some(v)
+    });
+    assert_eq!(shown["status"], "closed", "{shown}");
+    assert!(shown["answer"].is_null(), "{shown}");
+    assert_eq!(shown["closed"]["decisionSource"], "upstream", "{shown}");
+}

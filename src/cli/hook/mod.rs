@@ -8,6 +8,10 @@
 //!   its own dialog.
 //! - PostToolUse: what that dialog answered settles the oq question (`upstream`), so
 //!   nothing stays open in oq that was answered in Claude Code.
+//! - UserPromptSubmit / SessionEnd: a dialog the person declined with Esc runs no tool
+//!   hook; the next prompt (or the session's end) finds it in Claude's transcript and
+//!   closes its oq question as declined there (`upstream`, not answered): nobody waits
+//!   for it any more, and the model was told the person did not want to answer.
 //! - `--install` / `--uninstall`: our two hooks merged into (or taken out of) Claude's
 //!   settings file (`settings.rs`).
 //!
@@ -27,10 +31,11 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use super::args::GlobalArgs;
 use super::context::{Context, agent, report_error};
-use crate::domain::{OqError, Question};
+use crate::domain::claude_code::{ClaudeCall, ClaudeSettlement};
+use crate::domain::{Actor, OqError, Question};
 use crate::engine::{LocalEngine, ids};
 use crate::wire::QuestionItem;
-use claude::HookEvent;
+use claude::{HookEvent, HookInput};
 
 /// How often the waiting hook reads the store (another process writes the answer).
 const POLL: Duration = Duration::from_millis(20);
@@ -139,19 +144,63 @@ fn hook(global: GlobalArgs, args: &ClaudeArgs) -> Result<Option<serde_json::Valu
                 .and_then(|q| claude::answered_output(&input, &q)))
         }
         HookEvent::PostToolUse => {
-            let q = match engine.question(Some(&project), &question_id) {
-                Ok(q) => q,
-                // Not declared by our PreToolUse (oq was unreachable then): nothing to settle.
-                Err(e) if e.code() == "not_found" => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            if q.is_open() {
-                let how = claude::dialog_settlement(&input, &q.prompts);
-                engine.settle_claude_code(&actor, &project, &question_id, how)?;
+            settle_open(&engine, &actor, &project, &question_id, |q| {
+                claude::dialog_settlement(&input, &q.prompts)
+            })?;
+            Ok(None)
+        }
+        HookEvent::UserPromptSubmit | HookEvent::SessionEnd => {
+            for call in declined(&input)? {
+                let id = ids::keyed_question_id(&project, actor.id(), &call.key());
+                settle_open(&engine, &actor, &project, &id, |_| {
+                    ClaudeSettlement::Declined {}
+                })?;
             }
             Ok(None)
         }
     }
+}
+
+/// Settles the Claude Code question `id` with `how` when it is still open; one our
+/// PreToolUse never declared (oq was unreachable then) is nothing to settle.
+fn settle_open(
+    engine: &LocalEngine,
+    actor: &Actor,
+    project: &str,
+    id: &str,
+    how: impl FnOnce(&Question) -> ClaudeSettlement,
+) -> Result<(), OqError> {
+    let q = match engine.question(Some(project), id) {
+        Ok(q) => q,
+        Err(e) if e.code() == "not_found" => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if q.is_open() {
+        engine.settle_claude_code(actor, project, id, how(&q))?;
+    }
+    Ok(())
+}
+
+/// The calls of this Claude session whose dialog was declined (Esc), from its
+/// transcript; none when Claude named no transcript or it is not there yet.
+pub(super) fn declined(input: &HookInput) -> Result<Vec<ClaudeCall>, OqError> {
+    if input.transcript_path.is_empty() {
+        return Ok(Vec::new());
+    }
+    let text = match std::fs::read_to_string(&input.transcript_path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(OqError::Internal(format!(
+                "cannot read Claude's transcript {}: {e}",
+                input.transcript_path
+            )));
+        }
+    };
+    Ok(claude::declined_calls(&text)
+        .iter()
+        .map(|id| claude::call_of(input, id))
+        .collect())
 }
 
 /// The question once settled, or `None` when `bound` passes with it still open.

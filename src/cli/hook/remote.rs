@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use super::ClaudeArgs;
 use super::claude::{self, HookEvent, HookInput};
 use crate::cli::context::Remote;
+use crate::domain::claude_code::ClaudeSettlement;
 use crate::domain::{ErrorCode, OqError};
 use crate::engine::ids;
 use crate::source::Source;
@@ -59,21 +60,40 @@ pub async fn hook(
             Ok(settled.and_then(|q| claude::answered_output(input, &q)))
         }
         HookEvent::PostToolUse => {
-            // The server's agent id is the token's user: the question's id follows.
             let id = ids::keyed_question_id(&project, &me.user, &claude::call(input).key());
-            let q = match source.question(Some(&project), &id).await {
-                Ok(q) => q,
-                // Not declared by our PreToolUse (the server was unreachable then).
-                Err(e) if e.code() == "not_found" => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            if q.status == "open" {
-                let how = claude::dialog_settlement(input, &q.prompts);
-                source.claude_settle(&project, &id, &how).await?;
+            settle_open(&source, &project, &id, |q| {
+                claude::dialog_settlement(input, &q.prompts)
+            })
+            .await
+        }
+        HookEvent::UserPromptSubmit | HookEvent::SessionEnd => {
+            for call in super::declined(input)? {
+                let id = ids::keyed_question_id(&project, &me.user, &call.key());
+                settle_open(&source, &project, &id, |_| ClaudeSettlement::Declined {}).await?;
             }
             Ok(None)
         }
     }
+}
+
+/// Settles the Claude Code question `id` with `how` when it is still open (the server's
+/// agent id is the token's user: the question's id follows); one our PreToolUse never
+/// declared (the server was unreachable then) is nothing to settle.
+async fn settle_open(
+    source: &HttpSource,
+    project: &str,
+    id: &str,
+    how: impl FnOnce(&QuestionItem) -> ClaudeSettlement,
+) -> Result<Option<serde_json::Value>, OqError> {
+    let q = match source.question(Some(project), id).await {
+        Ok(q) => q,
+        Err(e) if e.code() == "not_found" => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if q.status == "open" {
+        source.claude_settle(project, id, &how(&q)).await?;
+    }
+    Ok(None)
 }
 
 /// The question once settled, or `None` when `bound` passes with it still open.
