@@ -226,3 +226,70 @@ fn mcp_refuses_a_person_a_stranger_a_session_of_nobody_and_another_tokens_sessio
     let (status, _, _) = post(agent, &ok, Some(&opened));
     assert_ne!(status, 404, "its opener's own");
 }
+
+/// A server with `limits` (TOML lines of `[limits]`) and the session `loja.checkout`.
+fn started_with(limits: &str) -> (Serve, String) {
+    let mut s = Serve::with_config(&format!("\n\n[limits]\n{limits}\n"));
+    s.start();
+    let session = remote(&s, &["session", "start", "--id", "loja.checkout"]);
+    let id = session["sessionId"].as_str().unwrap().to_string();
+    (s, id)
+}
+
+/// An `initialize` POST to `/mcp?session=…` with the agent's token, in the MCP session
+/// `named` when given: the status, and the MCP session the server opened.
+fn initialize(s: &Serve, session: &str, named: Option<&str>) -> (u16, Option<String>) {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let url = format!("{}/mcp?session={session}", s.base);
+    let (token, named) = (s.agent_token.clone(), named.map(str::to_string));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let mut req = reqwest::Client::new()
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth(token)
+            .json(&init);
+        if let Some(m) = named {
+            req = req.header("mcp-session-id", m);
+        }
+        let r = req.send().await.unwrap();
+        let opened = r
+            .headers()
+            .get("mcp-session-id")
+            .map(|v| v.to_str().unwrap().to_string());
+        (r.status().as_u16(), opened)
+    })
+}
+
+#[test]
+fn a_token_holds_at_most_its_mcp_sessions_and_opening_more_closes_its_least_recently_used() {
+    let (s, session) = started_with("max_mcp_sessions_per_token = 2");
+    let open = || initialize(&s, &session, None).1.expect("an MCP session id");
+    let (first, second) = (open(), open());
+    // The first used again: the second is now the least recently used.
+    assert_ne!(initialize(&s, &session, Some(&first)).0, 404);
+    let third = open();
+    assert_eq!(
+        initialize(&s, &session, Some(&second)).0,
+        404,
+        "closed for the third"
+    );
+    assert_ne!(initialize(&s, &session, Some(&first)).0, 404);
+    assert_ne!(initialize(&s, &session, Some(&third)).0, 404);
+}
+
+#[test]
+fn an_mcp_session_idle_past_the_limit_is_closed() {
+    let (s, session) = started_with("mcp_session_idle_seconds = 1");
+    let (status, opened) = initialize(&s, &session, None);
+    assert_eq!(status, 200);
+    let opened = opened.unwrap();
+    // Idle well past the limit (the test asserts no speed: only that it is closed after).
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert_eq!(initialize(&s, &session, Some(&opened)).0, 404);
+}

@@ -8,8 +8,7 @@
 //! an MCP session is its opener's alone (another token naming its `Mcp-Session-Id` is
 //! told it does not exist), so a leaked session id acts as nobody but its bearer.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{FromRequestParts, Query, Request, State};
@@ -40,9 +39,8 @@ struct DoorQuery {
     session: Option<String>,
 }
 
-/// Which user opened each MCP session.
-#[derive(Clone, Default)]
-pub struct Owners(Arc<Mutex<HashMap<String, String>>>);
+use super::mcp_sessions::Named;
+pub use super::mcp_sessions::Owners;
 
 /// The `/mcp` route, authenticated, over `state`'s engine; its streams end when `stop`
 /// is cancelled (the server stopping).
@@ -60,7 +58,7 @@ pub fn routes(state: &AppState, stop: CancellationToken) -> Router<AppState> {
     let service: StreamableHttpService<OqMcp<AnyStore>, LocalSessionManager> =
         StreamableHttpService::new(
             move || Ok(handler.clone()),
-            Arc::new(LocalSessionManager::default()),
+            state.mcp_owners().manager(),
             config,
         );
     Router::new()
@@ -126,20 +124,14 @@ async fn authorize(
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    if let Some(mcp_session) = &named {
-        let owner = owners
-            .0
-            .lock()
-            .map_err(|_| poisoned())?
-            .get(mcp_session)
-            .cloned();
-        if owner.as_deref() != Some(caller.user.id.as_str()) {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                ErrorCode::NotFound,
-                "no such MCP session for this token; initialize a new one",
-            ));
-        }
+    if let Some(mcp_session) = &named
+        && owners.named(mcp_session, &caller.user.id).await == Named::Gone
+    {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::NotFound,
+            "no such MCP session for this token (or it was idle too long); initialize a new one",
+        ));
     }
     let deleting = parts.method == Method::DELETE;
     parts.extensions.insert(Door {
@@ -148,22 +140,16 @@ async fn authorize(
         session,
     });
     let response = next.run(Request::from_parts(parts, body)).await;
-    let mut map = owners.0.lock().map_err(|_| poisoned())?;
     match (&named, response.headers().get(SESSION_HEADER)) {
         // A session opened now is its opener's.
         (None, Some(opened)) => {
             if let Ok(id) = opened.to_str() {
-                map.insert(id.to_string(), caller.user.id.clone());
+                owners.opened(id, &caller.user.id).await;
             }
         }
-        (Some(closed), _) if deleting && response.status().is_success() => {
-            map.remove(closed);
-        }
+        (Some(closed), _) if deleting && response.status().is_success() => owners.ended(closed),
+        (Some(used), _) => owners.touch(used),
         _ => {}
     }
     Ok(response)
-}
-
-fn poisoned() -> ApiError {
-    OqError::Internal("the MCP session table is poisoned".into()).into()
 }

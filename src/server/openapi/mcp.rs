@@ -21,7 +21,7 @@ pub(super) fn path_item() -> Value {
             "200": ok,
             "401": unauthorized(),
             "403": err("a person's token: /mcp is for agents (`role_not_allowed`)", &[C::RoleNotAllowed]),
-            "404": err("the project is not the token's, the session does not exist in it, or the MCP session is not this token's (`not_found`)", &[C::NotFound]),
+            "404": err("the project is not the token's, the session does not exist in it, or the MCP session is not this token's or was closed (idle past `[limits] mcp_session_idle_seconds`, or its token opened more than `max_mcp_sessions_per_token`) (`not_found`)", &[C::NotFound]),
             "422": err("no session, several projects and none named, or an unknown query field (`session_required`, `project_required`, `invalid_query`)", &[C::SessionRequired, C::ProjectRequired, C::InvalidQuery, C::InvalidId]),
             "429": err("too many failed authentications from this address this minute (`too_many_auth_failures`)", &[C::TooManyAuthFailures])
         })
