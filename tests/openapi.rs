@@ -117,6 +117,18 @@ const ELSEWHERE: &[Entry] = &[
         "the Claude Code hook's routes (claude_code_routes: each status and code, on both stores)",
     ),
     (
+        "POST",
+        "/mcp",
+        408,
+        "the body clock and cap on /mcp (serve_limits: a trickled body, an oversize one, on a real oq serve)",
+    ),
+    (
+        "POST",
+        "/mcp",
+        413,
+        "the body clock and cap on /mcp (serve_limits: a trickled body, an oversize one, on a real oq serve)",
+    ),
+    (
         "*",
         "/mcp",
         200,

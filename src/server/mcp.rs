@@ -9,6 +9,10 @@
 //! told it does not exist), so a leaked session id acts as nobody but its bearer.
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use axum::Router;
 use axum::extract::{FromRequestParts, Query, Request, State};
@@ -23,6 +27,8 @@ use tokio_util::sync::CancellationToken;
 use super::AppState;
 use super::auth::{Access, Caller};
 use super::error::{ApiError, ApiResult};
+use super::extract::{BODY_LIMIT, body_timeout, body_too_large};
+use super::listen::BodyReadTimeout;
 use crate::domain::{ErrorCode, OqError};
 use crate::engine::AnyStore;
 use crate::mcp::{Door, OqMcp, Wake};
@@ -53,7 +59,7 @@ pub fn routes(state: &AppState, stop: CancellationToken) -> Router<AppState> {
     // the names a team serves under.
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
-        .with_max_request_body_bytes(super::extract::BODY_LIMIT)
+        .with_max_request_body_bytes(BODY_LIMIT)
         .with_cancellation_token(stop);
     let service: StreamableHttpService<OqMcp<AnyStore>, LocalSessionManager> =
         StreamableHttpService::new(
@@ -134,6 +140,14 @@ async fn authorize(
         ));
     }
     let deleting = parts.method == Method::DELETE;
+    // rmcp reads a POST's body itself, with no clock: read here under the accept loop's
+    // clock and the body cap, as every other route's body is.
+    let body = if parts.method == Method::POST {
+        let timeout = parts.extensions.get::<BodyReadTimeout>().map(|t| t.0);
+        buffered(timeout, body).await?
+    } else {
+        body
+    };
     parts.extensions.insert(Door {
         actor: caller.user.actor(),
         project,
@@ -152,4 +166,22 @@ async fn authorize(
         _ => {}
     }
     Ok(response)
+}
+
+/// The whole body, read within `timeout` and [`BODY_LIMIT`] bytes.
+async fn buffered(timeout: Option<Duration>, body: Body) -> ApiResult<Body> {
+    let read = Limited::new(body, BODY_LIMIT).collect();
+    let got = match timeout {
+        None => read.await,
+        Some(t) => tokio::time::timeout(t, read)
+            .await
+            .map_err(|_| body_timeout(t))?,
+    };
+    match got {
+        Ok(collected) => Ok(Body::from(collected.to_bytes())),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(body_too_large()),
+        Err(e) => Err(ApiError::invalid_body(format!(
+            "the request body could not be read: {e}"
+        ))),
+    }
 }

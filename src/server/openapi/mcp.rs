@@ -46,6 +46,15 @@ pub(super) fn path_item() -> Value {
     };
     let mut post =
         op("MCP: a JSON-RPC message from the client (initialize, tools/list, tools/call…)");
+    // rmcp reads only a POST's body; oq reads it first, under the body clock and cap.
+    post["responses"]["408"] = err(
+        "the body did not arrive within `[limits] body_read_seconds` (`body_timeout`); the connection is closed",
+        &[C::BodyTimeout],
+    );
+    post["responses"]["413"] = err(
+        "the body is larger than 64 KiB (`body_too_large`)",
+        &[C::BodyTooLarge],
+    );
     post["requestBody"] = json!({ "required": true, "content": { "application/json": { "schema": { "type": "object" } } } });
     json!({
         "post": post,
