@@ -1,10 +1,12 @@
 //! `/mcp` on a real `oq serve` (the built binary), driven by the official Python MCP
 //! client over Streamable HTTP with an agent's bearer token: the same tools, scoped to
 //! the token's project and a session a person started; and its refusals, by status and
-//! code, before rmcp sees a request.
+//! code, before rmcp sees a request; on SQLite and (where it is installed, always in CI)
+//! on PostgreSQL.
 #![allow(clippy::unwrap_used)]
 
 mod common_mcp;
+mod common_pg;
 mod serve_process;
 
 use common_mcp::{OQ, code, python, run_plan};
@@ -52,16 +54,77 @@ fn second_agent(s: &Serve) -> String {
     token
 }
 
+/// The store a scenario's server keeps: its SQLite file, or a PostgreSQL database.
+enum Store {
+    Sqlite,
+    Postgres(common_pg::PgDb),
+}
+
+const PASSWORD_ENV: &str = "OQ_TEST_STORE_PASSWORD";
+
+impl Store {
+    /// PostgreSQL's database, or `None` (after saying why) where it is missing outside CI.
+    fn postgres(test: &str) -> Option<Store> {
+        common_pg::or_skip(test).then(|| Store::Postgres(common_pg::shared().database()))
+    }
+
+    /// A server on this store with `extra` tables (`[limits]`…), started.
+    fn serve(&self, extra: &str, before_start: impl FnOnce(&Serve)) -> Serve {
+        let keys = match self {
+            Store::Sqlite => String::new(),
+            Store::Postgres(db) => format!(
+                "store = {:?}\nstore_password_env = {PASSWORD_ENV:?}\n",
+                db.app_url()
+            ),
+        };
+        let mut s = Serve::with_config(&format!("{keys}\n\n{extra}"));
+        before_start(&s);
+        match self {
+            Store::Sqlite => s.start(),
+            Store::Postgres(db) => s.start_with(&[(PASSWORD_ENV, &db.password)]),
+        }
+        s
+    }
+}
+
 fn started() -> (Serve, String, String) {
-    let mut s = Serve::new();
-    let other = second_agent(&s);
-    s.start();
+    let (s, id, other, _) = started_on(Store::Sqlite);
+    (s, id, other)
+}
+
+/// A server on `store` with the session `loja.checkout` dev-a started, and a second
+/// agent's token (the store is kept alive beside it).
+fn started_on(store: Store) -> (Serve, String, String, Store) {
+    let mut other = String::new();
+    let s = store.serve("", |s| other = second_agent(s));
     let session = remote(&s, &["session", "start", "--id", "loja.checkout"]);
     let id = session["sessionId"]
         .as_str()
         .unwrap_or_else(|| panic!("{session}"));
     let id = id.to_string();
-    (s, id, other)
+    if let Store::Postgres(_) = store {
+        assert!(
+            !s.store_dir().join("oq.sqlite3").exists(),
+            "served from PostgreSQL, no SQLite file"
+        );
+    }
+    (s, id, other, store)
+}
+
+#[test]
+fn on_postgresql_an_agent_declares_over_http_mcp_and_the_author_answers_with_oq() {
+    let Some(store) = Store::postgres("mcp_serve on PostgreSQL") else {
+        return;
+    };
+    let Some(py) = python() else { return };
+    let (s, session, _, _store) = started_on(store);
+    let url = format!("{}/mcp?session={session}", s.base);
+    every_tool(
+        &py,
+        &s,
+        &session,
+        json!({"http": url, "token": s.agent_token}),
+    );
 }
 
 #[test]
@@ -148,8 +211,19 @@ fn every_tool(py: &std::path::Path, s: &Serve, session: &str, server: Value) {
 
 #[test]
 fn mcp_refuses_a_person_a_stranger_a_session_of_nobody_and_another_tokens_session() {
+    refusals(Store::Sqlite);
+}
+
+#[test]
+fn on_postgresql_mcp_refuses_as_on_sqlite() {
+    if let Some(store) = Store::postgres("mcp_serve refusals on PostgreSQL") {
+        refusals(store);
+    }
+}
+
+fn refusals(store: Store) {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let (s, session, other) = started();
+    let (s, session, other, _store) = started_on(store);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
