@@ -207,6 +207,19 @@ fn serve_with_session(peer: &Peer) -> (serve_process::Serve, std::path::PathBuf)
     (s, client)
 }
 
+/// On a server, the hook waiting 1 s: its question's id once it is there.
+fn past_the_wait_on_serve(
+    peer: &Peer,
+) -> (serve_process::Serve, std::path::PathBuf, Claude, String) {
+    let (s, client) = serve_with_session(peer);
+    let claude = interactive_on(peer, &s, "1");
+    let id = server_question(&s, &client)["questionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (s, client, claude, id)
+}
+
 /// The server's one question, once there is one (any status).
 fn server_question(s: &serve_process::Serve, client: &std::path::Path) -> Value {
     until("the question on the server", || {
@@ -325,12 +338,7 @@ fn interactive_claude_on_oq_serve_asks_there_and_the_person_answers_there() {
 #[test]
 fn on_oq_serve_past_the_wait_the_dialogs_answer_settles_the_question_as_upstream() {
     let Some(peer) = Peer::start() else { return };
-    let (s, client) = serve_with_session(&peer);
-    let mut claude = interactive_on(&peer, &s, "1");
-    let id = server_question(&s, &client)["questionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (s, client, mut claude, id) = past_the_wait_on_serve(&peer);
     claude.0.wait_text("Type something");
     claude.0.send(b"\r");
     answered_text(&peer, "Postgres");
@@ -379,12 +387,7 @@ fn a_dialog_declined_with_esc_closes_the_oq_question_as_declined_upstream_not_an
 #[test]
 fn on_oq_serve_a_dialog_declined_with_esc_closes_the_question_as_declined_upstream() {
     let Some(peer) = Peer::start() else { return };
-    let (s, client) = serve_with_session(&peer);
-    let mut claude = interactive_on(&peer, &s, "1");
-    let id = server_question(&s, &client)["questionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (s, client, mut claude, id) = past_the_wait_on_serve(&peer);
     decline_then_prompt(&mut claude);
     let shown = until("the declined dialog's closure on the server", || {
         let out = s.run(&client, &["show", &id, "--json"]);

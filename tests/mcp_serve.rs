@@ -116,6 +116,11 @@ fn on_postgresql_an_agent_declares_over_http_mcp_and_the_author_answers_with_oq(
     let Some(store) = Store::postgres("mcp_serve on PostgreSQL") else {
         return;
     };
+    every_tool_over_http(store);
+}
+
+/// Every tool through `/mcp` with the agent's token, on a server on `store`.
+fn every_tool_over_http(store: Store) {
     let Some(py) = python() else { return };
     let (s, session, _, _store) = started_on(store);
     let url = format!("{}/mcp?session={session}", s.base);
@@ -129,15 +134,7 @@ fn on_postgresql_an_agent_declares_over_http_mcp_and_the_author_answers_with_oq(
 
 #[test]
 fn an_agent_declares_over_http_mcp_and_the_author_answers_with_oq() {
-    let Some(py) = python() else { return };
-    let (s, session, _) = started();
-    let url = format!("{}/mcp?session={session}", s.base);
-    every_tool(
-        &py,
-        &s,
-        &session,
-        json!({"http": url, "token": s.agent_token}),
-    );
+    every_tool_over_http(Store::Sqlite);
 }
 
 #[test]
