@@ -1,10 +1,12 @@
 //! `/mcp` on a real `oq serve` (the built binary), driven by the official Python MCP
 //! client over Streamable HTTP with an agent's bearer token: the same tools, scoped to
 //! the token's project and a session a person started; and its refusals, by status and
-//! code, before rmcp sees a request.
+//! code, before rmcp sees a request; on SQLite and (where it is installed, always in CI)
+//! on PostgreSQL.
 #![allow(clippy::unwrap_used)]
 
 mod common_mcp;
+mod common_pg;
 mod serve_process;
 
 use common_mcp::{OQ, code, python, run_plan};
@@ -52,22 +54,75 @@ fn second_agent(s: &Serve) -> String {
     token
 }
 
+/// The store a scenario's server keeps: its SQLite file, or a PostgreSQL database.
+enum Store {
+    Sqlite,
+    Postgres(common_pg::PgDb),
+}
+
+const PASSWORD_ENV: &str = "OQ_TEST_STORE_PASSWORD";
+
+impl Store {
+    /// PostgreSQL's database, or `None` (after saying why) where it is missing outside CI.
+    fn postgres(test: &str) -> Option<Store> {
+        common_pg::or_skip(test).then(|| Store::Postgres(common_pg::shared().database()))
+    }
+
+    /// A server on this store with `extra` tables (`[limits]`…), started.
+    fn serve(&self, extra: &str, before_start: impl FnOnce(&Serve)) -> Serve {
+        let keys = match self {
+            Store::Sqlite => String::new(),
+            Store::Postgres(db) => format!(
+                "store = {:?}\nstore_password_env = {PASSWORD_ENV:?}\n",
+                db.app_url()
+            ),
+        };
+        let mut s = Serve::with_config(&format!("{keys}\n\n{extra}"));
+        before_start(&s);
+        match self {
+            Store::Sqlite => s.start(),
+            Store::Postgres(db) => s.start_with(&[(PASSWORD_ENV, &db.password)]),
+        }
+        s
+    }
+}
+
 fn started() -> (Serve, String, String) {
-    let mut s = Serve::new();
-    let other = second_agent(&s);
-    s.start();
+    let (s, id, other, _) = started_on(Store::Sqlite);
+    (s, id, other)
+}
+
+/// A server on `store` with the session `loja.checkout` dev-a started, and a second
+/// agent's token (the store is kept alive beside it).
+fn started_on(store: Store) -> (Serve, String, String, Store) {
+    let mut other = String::new();
+    let s = store.serve("", |s| other = second_agent(s));
     let session = remote(&s, &["session", "start", "--id", "loja.checkout"]);
     let id = session["sessionId"]
         .as_str()
         .unwrap_or_else(|| panic!("{session}"));
     let id = id.to_string();
-    (s, id, other)
+    if let Store::Postgres(_) = store {
+        assert!(
+            !s.store_dir().join("oq.sqlite3").exists(),
+            "served from PostgreSQL, no SQLite file"
+        );
+    }
+    (s, id, other, store)
 }
 
 #[test]
-fn an_agent_declares_over_http_mcp_and_the_author_answers_with_oq() {
+fn on_postgresql_an_agent_declares_over_http_mcp_and_the_author_answers_with_oq() {
+    let Some(store) = Store::postgres("mcp_serve on PostgreSQL") else {
+        return;
+    };
+    every_tool_over_http(store);
+}
+
+/// Every tool through `/mcp` with the agent's token, on a server on `store`.
+fn every_tool_over_http(store: Store) {
     let Some(py) = python() else { return };
-    let (s, session, _) = started();
+    let (s, session, _, _store) = started_on(store);
     let url = format!("{}/mcp?session={session}", s.base);
     every_tool(
         &py,
@@ -75,6 +130,11 @@ fn an_agent_declares_over_http_mcp_and_the_author_answers_with_oq() {
         &session,
         json!({"http": url, "token": s.agent_token}),
     );
+}
+
+#[test]
+fn an_agent_declares_over_http_mcp_and_the_author_answers_with_oq() {
+    every_tool_over_http(Store::Sqlite);
 }
 
 #[test]
@@ -148,8 +208,19 @@ fn every_tool(py: &std::path::Path, s: &Serve, session: &str, server: Value) {
 
 #[test]
 fn mcp_refuses_a_person_a_stranger_a_session_of_nobody_and_another_tokens_session() {
+    refusals(Store::Sqlite);
+}
+
+#[test]
+fn on_postgresql_mcp_refuses_as_on_sqlite() {
+    if let Some(store) = Store::postgres("mcp_serve refusals on PostgreSQL") {
+        refusals(store);
+    }
+}
+
+fn refusals(store: Store) {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let (s, session, other) = started();
+    let (s, session, other, _store) = started_on(store);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -225,4 +296,71 @@ fn mcp_refuses_a_person_a_stranger_a_session_of_nobody_and_another_tokens_sessio
     );
     let (status, _, _) = post(agent, &ok, Some(&opened));
     assert_ne!(status, 404, "its opener's own");
+}
+
+/// A server with `limits` (TOML lines of `[limits]`) and the session `loja.checkout`.
+fn started_with(limits: &str) -> (Serve, String) {
+    let mut s = Serve::with_config(&format!("\n\n[limits]\n{limits}\n"));
+    s.start();
+    let session = remote(&s, &["session", "start", "--id", "loja.checkout"]);
+    let id = session["sessionId"].as_str().unwrap().to_string();
+    (s, id)
+}
+
+/// An `initialize` POST to `/mcp?session=…` with the agent's token, in the MCP session
+/// `named` when given: the status, and the MCP session the server opened.
+fn initialize(s: &Serve, session: &str, named: Option<&str>) -> (u16, Option<String>) {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let url = format!("{}/mcp?session={session}", s.base);
+    let (token, named) = (s.agent_token.clone(), named.map(str::to_string));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let mut req = reqwest::Client::new()
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth(token)
+            .json(&init);
+        if let Some(m) = named {
+            req = req.header("mcp-session-id", m);
+        }
+        let r = req.send().await.unwrap();
+        let opened = r
+            .headers()
+            .get("mcp-session-id")
+            .map(|v| v.to_str().unwrap().to_string());
+        (r.status().as_u16(), opened)
+    })
+}
+
+#[test]
+fn a_token_holds_at_most_its_mcp_sessions_and_opening_more_closes_its_least_recently_used() {
+    let (s, session) = started_with("max_mcp_sessions_per_token = 2");
+    let open = || initialize(&s, &session, None).1.expect("an MCP session id");
+    let (first, second) = (open(), open());
+    // The first used again: the second is now the least recently used.
+    assert_ne!(initialize(&s, &session, Some(&first)).0, 404);
+    let third = open();
+    assert_eq!(
+        initialize(&s, &session, Some(&second)).0,
+        404,
+        "closed for the third"
+    );
+    assert_ne!(initialize(&s, &session, Some(&first)).0, 404);
+    assert_ne!(initialize(&s, &session, Some(&third)).0, 404);
+}
+
+#[test]
+fn an_mcp_session_idle_past_the_limit_is_closed() {
+    let (s, session) = started_with("mcp_session_idle_seconds = 1");
+    let (status, opened) = initialize(&s, &session, None);
+    assert_eq!(status, 200);
+    let opened = opened.unwrap();
+    // Idle well past the limit (the test asserts no speed: only that it is closed after).
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert_eq!(initialize(&s, &session, Some(&opened)).0, 404);
 }

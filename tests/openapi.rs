@@ -93,6 +93,42 @@ const ELSEWHERE: &[Entry] = &[
         "a server with an OpenCode bridge (bridge_authz: a malformed body, a setting that is not a boolean)",
     ),
     (
+        "POST",
+        "/projects/{projectId}/claude-code/*",
+        200,
+        "the Claude Code hook's routes (claude_code_routes: each status and code, on both stores)",
+    ),
+    (
+        "POST",
+        "/projects/{projectId}/claude-code/*",
+        201,
+        "the Claude Code hook's routes (claude_code_routes: each status and code, on both stores)",
+    ),
+    (
+        "POST",
+        "/projects/{projectId}/claude-code/*",
+        403,
+        "the Claude Code hook's routes (claude_code_routes: each status and code, on both stores)",
+    ),
+    (
+        "POST",
+        "/projects/{projectId}/claude-code/*",
+        409,
+        "the Claude Code hook's routes (claude_code_routes: each status and code, on both stores)",
+    ),
+    (
+        "POST",
+        "/mcp",
+        408,
+        "the body clock and cap on /mcp (serve_limits: a trickled body, an oversize one, on a real oq serve)",
+    ),
+    (
+        "POST",
+        "/mcp",
+        413,
+        "the body clock and cap on /mcp (serve_limits: a trickled body, an oversize one, on a real oq serve)",
+    ),
+    (
         "*",
         "/mcp",
         200,

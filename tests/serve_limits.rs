@@ -1,5 +1,6 @@
 //! Nothing waits forever, through a real `oq serve`: a slow head, an idle connection and
-//! a body that never arrives are cut at the configured `[limits]`; connections beyond
+//! a body that never arrives (on `/mcp` too, which rmcp would read with no clock) are cut
+//! at the configured `[limits]`; connections beyond
 //! `max_connections` are refused; a subscriber that does not read is dropped (its stream
 //! slot comes back); failed authentication is limited per address while the right token
 //! is still served. Waits are bounded; nothing asserts how fast.
@@ -281,4 +282,36 @@ fn failed_authentication_is_limited_per_address_and_the_right_token_still_served
         none.starts_with("HTTP/1.1 429"),
         "no token counts as a failure too: {none}"
     );
+}
+
+#[test]
+fn an_mcp_body_that_never_arrives_is_cut_at_body_read_seconds_and_an_oversize_one_refused() {
+    let s = serve("body_read_seconds = 1\nidle_seconds = 3600\nheader_read_seconds = 3600");
+    let client = s.dir.path().join("client");
+    let started = s.run(&client, &["session", "start", "--id", "loja.checkout"]);
+    assert!(started.status.success(), "{started:?}");
+    let head = |length: usize| {
+        format!(
+            "POST /mcp?session=loja.checkout HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {length}\r\n\r\n",
+            s.agent_token
+        )
+    };
+    let mut c = connect(&s);
+    c.write_all(format!("{}{{\"jsonrpc\":", head(1000)).as_bytes())
+        .unwrap();
+    let (closed, got) = closed_by_server(&mut c, None);
+    assert!(
+        closed,
+        "an /mcp body of 11 bytes out of 1000 was waited on past {BOUND:?}"
+    );
+    assert!(got.starts_with("HTTP/1.1 408"), "{got}");
+    assert!(got.contains("body_timeout"), "{got}");
+    // Over the cap: refused by oq's own code before rmcp reads it.
+    let big = 70 * 1024;
+    let mut c = connect(&s);
+    c.write_all(head(big).as_bytes()).unwrap();
+    let _ = c.write_all(&vec![b' '; big]);
+    let (_, got) = closed_by_server(&mut c, None);
+    assert!(got.starts_with("HTTP/1.1 413"), "{got}");
+    assert!(got.contains("body_too_large"), "{got}");
 }

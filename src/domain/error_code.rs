@@ -118,6 +118,8 @@ error_codes! {
     NotAnAdmin => "not_an_admin",
     NotAnExecutionSession => "not_an_execution_session",
     NotAnOqStore => "not_an_oq_store",
+    /// A Claude Code settlement for a question the Claude Code hook did not declare.
+    NotClaudeCode => "not_claude_code",
     /// Withdrawing a question neither declared by this agent nor of this person's session.
     NotDeclarer => "not_declarer",
     NotFound => "not_found",

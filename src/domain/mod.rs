@@ -6,6 +6,7 @@
 pub mod actor;
 pub mod answering;
 pub mod choices;
+pub mod claude_code;
 pub mod date;
 pub mod declared;
 pub mod delegation;

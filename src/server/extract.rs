@@ -42,16 +42,9 @@ where
         let read = Bytes::from_request(req, state);
         let bytes = match timeout {
             None => read.await,
-            Some(t) => tokio::time::timeout(t, read).await.map_err(|_| {
-                ApiError::new(
-                    StatusCode::REQUEST_TIMEOUT,
-                    ErrorCode::BodyTimeout,
-                    format!(
-                        "the request body did not arrive within {} s (limits.body_read_seconds)",
-                        t.as_secs()
-                    ),
-                )
-            })?,
+            Some(t) => tokio::time::timeout(t, read)
+                .await
+                .map_err(|_| body_timeout(t))?,
         }
         .map_err(|e| json_rejection(JsonRejection::from(e)))?;
         if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
@@ -64,6 +57,28 @@ where
             Err(rejection) => Err(json_rejection(rejection)),
         }
     }
+}
+
+/// A body that did not arrive within `t` (`[limits] body_read_seconds`): 408, and the
+/// connection is closed after it (the rest of the body is never read).
+pub fn body_timeout(t: std::time::Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        ErrorCode::BodyTimeout,
+        format!(
+            "the request body did not arrive within {} s (limits.body_read_seconds)",
+            t.as_secs()
+        ),
+    )
+}
+
+/// A body over [`BODY_LIMIT`]: 413.
+pub fn body_too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::BodyTooLarge,
+        format!("the request body is larger than {BODY_LIMIT} bytes"),
+    )
 }
 
 /// `application/json` or `application/…+json`, as axum's own `Json` accepts.
@@ -93,11 +108,7 @@ fn json_rejection(r: JsonRejection) -> ApiError {
             ErrorCode::UnsupportedMediaType,
             "send the body as JSON with Content-Type: application/json",
         ),
-        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            ErrorCode::BodyTooLarge,
-            format!("the request body is larger than {BODY_LIMIT} bytes"),
-        ),
+        other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => body_too_large(),
         other => ApiError::new(
             StatusCode::BAD_REQUEST,
             ErrorCode::InvalidBody,

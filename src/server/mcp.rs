@@ -8,8 +8,11 @@
 //! an MCP session is its opener's alone (another token naming its `Mcp-Session-Id` is
 //! told it does not exist), so a leaked session id acts as nobody but its bearer.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use axum::Router;
 use axum::extract::{FromRequestParts, Query, Request, State};
@@ -24,6 +27,8 @@ use tokio_util::sync::CancellationToken;
 use super::AppState;
 use super::auth::{Access, Caller};
 use super::error::{ApiError, ApiResult};
+use super::extract::{BODY_LIMIT, body_timeout, body_too_large};
+use super::listen::BodyReadTimeout;
 use crate::domain::{ErrorCode, OqError};
 use crate::engine::AnyStore;
 use crate::mcp::{Door, OqMcp, Wake};
@@ -40,9 +45,8 @@ struct DoorQuery {
     session: Option<String>,
 }
 
-/// Which user opened each MCP session.
-#[derive(Clone, Default)]
-pub struct Owners(Arc<Mutex<HashMap<String, String>>>);
+use super::mcp_sessions::Named;
+pub use super::mcp_sessions::Owners;
 
 /// The `/mcp` route, authenticated, over `state`'s engine; its streams end when `stop`
 /// is cancelled (the server stopping).
@@ -55,12 +59,12 @@ pub fn routes(state: &AppState, stop: CancellationToken) -> Router<AppState> {
     // the names a team serves under.
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
-        .with_max_request_body_bytes(super::extract::BODY_LIMIT)
+        .with_max_request_body_bytes(BODY_LIMIT)
         .with_cancellation_token(stop);
     let service: StreamableHttpService<OqMcp<AnyStore>, LocalSessionManager> =
         StreamableHttpService::new(
             move || Ok(handler.clone()),
-            Arc::new(LocalSessionManager::default()),
+            state.mcp_owners().manager(),
             config,
         );
     Router::new()
@@ -126,44 +130,58 @@ async fn authorize(
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    if let Some(mcp_session) = &named {
-        let owner = owners
-            .0
-            .lock()
-            .map_err(|_| poisoned())?
-            .get(mcp_session)
-            .cloned();
-        if owner.as_deref() != Some(caller.user.id.as_str()) {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                ErrorCode::NotFound,
-                "no such MCP session for this token; initialize a new one",
-            ));
-        }
+    if let Some(mcp_session) = &named
+        && owners.named(mcp_session, &caller.user.id).await == Named::Gone
+    {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            ErrorCode::NotFound,
+            "no such MCP session for this token (or it was idle too long); initialize a new one",
+        ));
     }
     let deleting = parts.method == Method::DELETE;
+    // rmcp reads a POST's body itself, with no clock: read here under the accept loop's
+    // clock and the body cap, as every other route's body is.
+    let body = if parts.method == Method::POST {
+        let timeout = parts.extensions.get::<BodyReadTimeout>().map(|t| t.0);
+        buffered(timeout, body).await?
+    } else {
+        body
+    };
     parts.extensions.insert(Door {
         actor: caller.user.actor(),
         project,
         session,
     });
     let response = next.run(Request::from_parts(parts, body)).await;
-    let mut map = owners.0.lock().map_err(|_| poisoned())?;
     match (&named, response.headers().get(SESSION_HEADER)) {
         // A session opened now is its opener's.
         (None, Some(opened)) => {
             if let Ok(id) = opened.to_str() {
-                map.insert(id.to_string(), caller.user.id.clone());
+                owners.opened(id, &caller.user.id).await;
             }
         }
-        (Some(closed), _) if deleting && response.status().is_success() => {
-            map.remove(closed);
-        }
+        (Some(closed), _) if deleting && response.status().is_success() => owners.ended(closed),
+        (Some(used), _) => owners.touch(used),
         _ => {}
     }
     Ok(response)
 }
 
-fn poisoned() -> ApiError {
-    OqError::Internal("the MCP session table is poisoned".into()).into()
+/// The whole body, read within `timeout` and [`BODY_LIMIT`] bytes.
+async fn buffered(timeout: Option<Duration>, body: Body) -> ApiResult<Body> {
+    let read = Limited::new(body, BODY_LIMIT).collect();
+    let got = match timeout {
+        None => read.await,
+        Some(t) => tokio::time::timeout(t, read)
+            .await
+            .map_err(|_| body_timeout(t))?,
+    };
+    match got {
+        Ok(collected) => Ok(Body::from(collected.to_bytes())),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(body_too_large()),
+        Err(e) => Err(ApiError::invalid_body(format!(
+            "the request body could not be read: {e}"
+        ))),
+    }
 }

@@ -23,6 +23,7 @@ pub mod events;
 pub mod extract;
 pub mod listen;
 pub mod mcp;
+mod mcp_sessions;
 pub mod notify;
 pub mod openapi;
 pub mod routes;
@@ -231,7 +232,10 @@ pub async fn run_observed(
             eprintln!("oq serve: WARNING: no audit log ({e}); going on without one");
             audit::AuditLog::default()
         })),
-        mcp_owners: mcp::Owners::default(),
+        mcp_owners: mcp::Owners::new(
+            config.limits.mcp_session_idle,
+            config.limits.max_mcp_sessions_per_token,
+        ),
         mcp_stop: tokio_util::sync::CancellationToken::new(),
     }));
     // On PostgreSQL every server hears every other's commits within milliseconds; the

@@ -14,6 +14,7 @@ mod any;
 pub mod filter;
 pub mod http;
 mod http_call;
+mod http_claude;
 mod http_feed;
 pub mod local;
 pub mod mirror;

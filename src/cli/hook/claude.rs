@@ -9,14 +9,14 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::domain::choices::{Prompt, PromptOption, Upstream};
+use crate::domain::choices::{Prompt, PromptOption};
+use crate::domain::claude_code::{ClaudeCall, ClaudeDeclare, ClaudeSettlement};
 use crate::domain::question::PERGUNTA_MAX_CHARS;
-use crate::domain::{ErrorCode, OqError, Question};
+use crate::domain::{ErrorCode, OqError};
+use crate::wire::QuestionItem;
 
 /// The tool whose questions the hook catches.
 pub const TOOL: &str = "AskUserQuestion";
-/// `Upstream::kind` and `name` of a question caught from Claude Code.
-pub const UPSTREAM_KIND: &str = "claude-code";
 
 /// The hook events the command handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -25,21 +25,38 @@ pub enum HookEvent {
     PreToolUse,
     /// After the dialog: what was answered there settles the oq question (`upstream`).
     PostToolUse,
+    /// The person's next prompt: a dialog declined with Esc since (no tool hook runs for
+    /// it) is found in the transcript and its oq question closed as declined.
+    UserPromptSubmit,
+    /// The session's end: the same look back, for a dialog declined just before.
+    SessionEnd,
+}
+
+impl HookEvent {
+    /// An event about the `AskUserQuestion` call itself (else one that looks back).
+    pub fn is_tool(self) -> bool {
+        matches!(self, HookEvent::PreToolUse | HookEvent::PostToolUse)
+    }
 }
 
 /// What the hook reads of Claude Code's JSON on stdin (other fields are ignored: Claude
-/// adds some between versions).
+/// adds some between versions). The tool fields are the tool events' only.
 #[derive(Debug, Clone, Deserialize)]
 pub struct HookInput {
     pub session_id: String,
     #[serde(default)]
     pub cwd: String,
+    #[serde(default)]
+    pub transcript_path: String,
     pub hook_event_name: String,
+    #[serde(default)]
     pub tool_name: String,
+    #[serde(default)]
     pub tool_input: Value,
     /// PostToolUse only: what the tool returned.
     #[serde(default)]
     pub tool_response: Value,
+    #[serde(default)]
     pub tool_use_id: String,
 }
 
@@ -72,18 +89,21 @@ pub fn read_input(text: &str) -> Result<(HookEvent, HookInput), OqError> {
             "the hook input is not Claude Code's hook JSON: {e}"
         ))
     })?;
-    if input.tool_name != TOOL {
+    let event: HookEvent = serde_json::from_value(json!(input.hook_event_name)).map_err(|_| {
+        bad(format!(
+            "hook event {:?}: expected PreToolUse, PostToolUse, UserPromptSubmit or SessionEnd",
+            input.hook_event_name
+        ))
+    })?;
+    if event.is_tool() && input.tool_name != TOOL {
         return Err(bad(format!(
             "the hook is for {TOOL}; it was called for {:?} (check the matcher in Claude's settings)",
             input.tool_name
         )));
     }
-    let event = serde_json::from_value(json!(input.hook_event_name)).map_err(|_| {
-        bad(format!(
-            "hook event {:?}: expected PreToolUse or PostToolUse",
-            input.hook_event_name
-        ))
-    })?;
+    if event.is_tool() && input.tool_use_id.trim().is_empty() {
+        return Err(bad(format!("{event:?} without a tool_use_id")));
+    }
     Ok((event, input))
 }
 
@@ -141,31 +161,63 @@ pub fn pergunta(prompts: &[Prompt]) -> String {
     )
 }
 
-/// Where the question lives in Claude Code: its session, tool call and directory.
-pub fn upstream(input: &HookInput) -> Upstream {
-    Upstream {
-        kind: UPSTREAM_KIND.into(),
-        name: UPSTREAM_KIND.into(),
-        directory: input.cwd.clone(),
-        request_id: input.tool_use_id.clone(),
+/// The tool call that asked: Claude's session, its tool call, its working directory.
+pub fn call(input: &HookInput) -> ClaudeCall {
+    call_of(input, &input.tool_use_id)
+}
+
+/// The session's tool call `tool_use_id` (one the transcript names).
+pub fn call_of(input: &HookInput, tool_use_id: &str) -> ClaudeCall {
+    ClaudeCall {
         session_id: input.session_id.clone(),
-        call_id: None,
+        tool_use_id: tool_use_id.to_string(),
+        directory: input.cwd.clone(),
     }
 }
 
-/// The idempotency key of the tool call: the same call declares one question, and the
-/// PostToolUse hook finds it again.
-pub fn key(input: &HookInput) -> String {
-    format!("claude-code:{}:{}", input.session_id, input.tool_use_id)
+/// The `AskUserQuestion` calls of a transcript (Claude's JSON lines) whose result is an
+/// error: the dialogs declined with Esc (Claude records "The user doesn't want to
+/// proceed with this tool use" and runs no tool hook). Lines it cannot read are skipped:
+/// the transcript is Claude's, and a line of another shape declines nothing.
+pub fn declined_calls(transcript: &str) -> Vec<String> {
+    let (mut asked, mut failed) = (Vec::new(), Vec::new());
+    for line in transcript.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        for part in v["message"]["content"].as_array().into_iter().flatten() {
+            match part["type"].as_str() {
+                Some("tool_use") if part["name"] == TOOL => {
+                    asked.extend(part["id"].as_str().map(str::to_string));
+                }
+                Some("tool_result") if part["is_error"] == true => {
+                    failed.extend(part["tool_use_id"].as_str().map(str::to_string));
+                }
+                _ => {}
+            }
+        }
+    }
+    asked.retain(|id| failed.contains(id));
+    asked
+}
+
+/// The call declared in the oq session `session_id`: one question with its parts.
+pub fn declaration(input: &HookInput, session_id: String, prompts: Vec<Prompt>) -> ClaudeDeclare {
+    ClaudeDeclare {
+        session_id,
+        pergunta: pergunta(&prompts),
+        prompts,
+        call: call(input),
+    }
 }
 
 /// The PreToolUse output that answers the dialog with `q`'s answer, or `None` when `q`
 /// holds no answer (closed, or still open).
-pub fn answered_output(input: &HookInput, q: &Question) -> Option<Value> {
+pub fn answered_output(input: &HookInput, q: &QuestionItem) -> Option<Value> {
     let answer = q.answer.as_ref()?;
     let mut answers = Map::new();
     for (i, p) in q.prompts.iter().enumerate() {
-        let text = match answer.choices.get(i) {
+        let text = match answer.answers.get(i) {
             Some(chosen) => chosen.join(", "),
             None => answer.resposta.clone(),
         };
@@ -186,6 +238,15 @@ pub fn answered_output(input: &HookInput, q: &Question) -> Option<Value> {
             "updatedInput": updated,
         }
     }))
+}
+
+/// What Claude's own dialog did, as the PostToolUse hook reports it: the answers when
+/// they can be read, else that it was answered with something oq cannot read.
+pub fn dialog_settlement(input: &HookInput, prompts: &[Prompt]) -> ClaudeSettlement {
+    match dialog_answers(input, prompts) {
+        Some(answers) => ClaudeSettlement::Answered { answers },
+        None => ClaudeSettlement::Unreported {},
+    }
 }
 
 /// What Claude's own dialog answered (PostToolUse's `tool_input.answers`, else
@@ -236,8 +297,26 @@ mod tests {
         assert!(e.to_string().contains("\"Bash\""), "{e}");
         let e = read_input(&input(TOOL, "Stop")).unwrap_err();
         assert!(e.to_string().contains("\"Stop\""), "{e}");
+        let e = read_input(&input(TOOL, "PreToolUse").replace("toolu_1", "")).unwrap_err();
+        assert!(e.to_string().contains("tool_use_id"), "{e}");
+        let (event, _) = read_input(&input("", "UserPromptSubmit")).unwrap();
+        assert!(!event.is_tool());
         let e = read_input("not json").unwrap_err();
         assert_eq!(e.code(), "invalid_hook_input");
+    }
+
+    #[test]
+    fn a_declined_dialog_is_an_ask_whose_result_is_an_error() {
+        let lines = [
+            json!({"message": {"content": [{"type": "tool_use", "id": "t1", "name": TOOL},
+                {"type": "tool_use", "id": "t2", "name": TOOL},
+                {"type": "tool_use", "id": "t3", "name": "Bash"}]}}),
+            json!({"message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": true},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "answered"},
+                {"type": "tool_result", "tool_use_id": "t3", "is_error": true}]}}),
+        ];
+        let text = format!("{}\nnot json\n{}\n", lines[0], lines[1]);
+        assert_eq!(declined_calls(&text), vec!["t1".to_string()]);
     }
 
     #[test]

@@ -96,6 +96,10 @@ fn command_line(global: &GlobalArgs, args: &ClaudeArgs) -> Result<String, OqErro
     words.push(quote(&args.agent));
     words.push("--wait".into());
     words.push(args.wait.to_string());
+    if let Some(session) = &args.session {
+        words.push("--session".into());
+        words.push(quote(session));
+    }
     Ok(words.join(" "))
 }
 

@@ -8,6 +8,10 @@
 //!   its own dialog.
 //! - PostToolUse: what that dialog answered settles the oq question (`upstream`), so
 //!   nothing stays open in oq that was answered in Claude Code.
+//! - UserPromptSubmit / SessionEnd: a dialog the person declined with Esc runs no tool
+//!   hook; the next prompt (or the session's end) finds it in Claude's transcript and
+//!   closes its oq question as declined there (`upstream`, not answered): nobody waits
+//!   for it any more, and the model was told the person did not want to answer.
 //! - `--install` / `--uninstall`: our two hooks merged into (or taken out of) Claude's
 //!   settings file (`settings.rs`).
 //!
@@ -17,6 +21,7 @@
 
 mod claude;
 mod install;
+mod remote;
 mod settings;
 
 use std::io::Read;
@@ -26,10 +31,11 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use super::args::GlobalArgs;
 use super::context::{Context, agent, report_error};
-use crate::domain::declared::Origin;
-use crate::domain::{Actor, DecisionSource, DeclareInput, OqError, Question};
-use crate::engine::{ImportedSettlement, LocalEngine, ids};
-use claude::HookEvent;
+use crate::domain::claude_code::{ClaudeCall, ClaudeSettlement};
+use crate::domain::{Actor, OqError, Question};
+use crate::engine::{LocalEngine, ids};
+use crate::wire::QuestionItem;
+use claude::{HookEvent, HookInput};
 
 /// How often the waiting hook reads the store (another process writes the answer).
 const POLL: Duration = Duration::from_millis(20);
@@ -53,6 +59,12 @@ pub struct ClaudeArgs {
     /// its own dialog, in seconds.
     #[arg(long, default_value_t = 590, value_name = "SECS")]
     pub wait: u64,
+    /// The oq session the questions are declared in. Locally the default is one session
+    /// per Claude Code session (`<project>.cc-<session_id>`, started by you); with a
+    /// server source it is required: a session a person started there (its author
+    /// answers).
+    #[arg(long, env = "OQ_SESSION")]
+    pub session: Option<String>,
     /// Write the hooks into Claude Code's settings (merged beside yours).
     #[arg(long, conflicts_with = "uninstall")]
     pub install: bool,
@@ -101,64 +113,94 @@ fn hook(global: GlobalArgs, args: &ClaudeArgs) -> Result<Option<serde_json::Valu
         .read_to_string(&mut text)
         .map_err(|e| OqError::Internal(format!("cannot read the hook input: {e}")))?;
     let (event, input) = claude::read_input(&text)?;
-    let prompts = claude::prompts(&input)?;
     let actor = agent(&args.agent)?;
-    let ctx = Context::open(global)?;
-    let engine = ctx.local("oq hook claude-code")?.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| OqError::Internal(format!("cannot start the runtime: {e}")))?;
+    // A server: the token is the agent, the session one a person started there.
+    if let Some(server) = super::context::remote(&global)? {
+        return runtime.block_on(remote::hook(server, args, event, &input));
+    }
+    let ctx = Context::open(global)?;
+    let engine = ctx.local("oq hook claude-code")?.clone();
     let project = runtime.block_on(ctx.project())?;
-    let question_id = ids::keyed_question_id(&project, actor.id(), &claude::key(&input));
+    let question_id = ids::keyed_question_id(&project, actor.id(), &claude::call(&input).key());
     match event {
         HookEvent::PreToolUse => {
-            let session = format!("{project}.cc-{}", input.session_id);
-            let session = engine.session_of(&project, &ctx.user, &session)?;
-            let declared = DeclareInput {
-                pergunta: claude::pergunta(&prompts),
-                sugestao: None,
-                afeta: Default::default(),
-                session_id: session.session_id,
-                idempotency_key: Some(claude::key(&input)),
+            let prompts = claude::prompts(&input)?;
+            let session = match &args.session {
+                Some(s) => s.clone(),
+                None => {
+                    let named = format!("{project}.cc-{}", input.session_id);
+                    engine.session_of(&project, &ctx.user, &named)?.session_id
+                }
             };
-            let q = engine.declare_from(
-                &actor,
-                &project,
-                Origin::ClaudeCode,
-                &declared,
-                &prompts,
-                Some(claude::upstream(&input)),
-            )?;
+            let declared = claude::declaration(&input, session, prompts);
+            let q = engine.declare_claude_code(&actor, &project, &declared)?;
             let settled = wait(&engine, &project, &q, Duration::from_secs(args.wait))?;
-            Ok(settled.and_then(|q| claude::answered_output(&input, &q)))
+            Ok(settled
+                .map(|q| QuestionItem::from_question(&q, &actor))
+                .and_then(|q| claude::answered_output(&input, &q)))
         }
         HookEvent::PostToolUse => {
-            let q = match engine.question(Some(&project), &question_id) {
-                Ok(q) => q,
-                // Not declared by our PreToolUse (oq was unreachable then): nothing to settle.
-                Err(e) if e.code() == "not_found" => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            if q.is_open() {
-                let how = match claude::dialog_answers(&input, &q.prompts) {
-                    Some(answers) => ImportedSettlement::Answered {
-                        source: DecisionSource::Upstream,
-                        by: claude::UPSTREAM_KIND.into(),
-                        answers,
-                    },
-                    None => ImportedSettlement::Closed {
-                        source: DecisionSource::Upstream,
-                    },
-                };
-                let service = Actor::Service {
-                    id: claude::UPSTREAM_KIND.into(),
-                };
-                engine.settle_imported(&service, &project, &question_id, how)?;
+            settle_open(&engine, &actor, &project, &question_id, |q| {
+                claude::dialog_settlement(&input, &q.prompts)
+            })?;
+            Ok(None)
+        }
+        HookEvent::UserPromptSubmit | HookEvent::SessionEnd => {
+            for call in declined(&input)? {
+                let id = ids::keyed_question_id(&project, actor.id(), &call.key());
+                settle_open(&engine, &actor, &project, &id, |_| {
+                    ClaudeSettlement::Declined {}
+                })?;
             }
             Ok(None)
         }
     }
+}
+
+/// Settles the Claude Code question `id` with `how` when it is still open; one our
+/// PreToolUse never declared (oq was unreachable then) is nothing to settle.
+fn settle_open(
+    engine: &LocalEngine,
+    actor: &Actor,
+    project: &str,
+    id: &str,
+    how: impl FnOnce(&Question) -> ClaudeSettlement,
+) -> Result<(), OqError> {
+    let q = match engine.question(Some(project), id) {
+        Ok(q) => q,
+        Err(e) if e.code() == "not_found" => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if q.is_open() {
+        engine.settle_claude_code(actor, project, id, how(&q))?;
+    }
+    Ok(())
+}
+
+/// The calls of this Claude session whose dialog was declined (Esc), from its
+/// transcript; none when Claude named no transcript or it is not there yet.
+pub(super) fn declined(input: &HookInput) -> Result<Vec<ClaudeCall>, OqError> {
+    if input.transcript_path.is_empty() {
+        return Ok(Vec::new());
+    }
+    let text = match std::fs::read_to_string(&input.transcript_path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(OqError::Internal(format!(
+                "cannot read Claude's transcript {}: {e}",
+                input.transcript_path
+            )));
+        }
+    };
+    Ok(claude::declined_calls(&text)
+        .iter()
+        .map(|id| claude::call_of(input, id))
+        .collect())
 }
 
 /// The question once settled, or `None` when `bound` passes with it still open.

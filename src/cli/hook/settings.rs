@@ -1,18 +1,33 @@
 //! `oq hook claude-code --install/--uninstall` as a pure change of Claude Code's settings
-//! JSON: our two hooks (`PreToolUse` and `PostToolUse` on `AskUserQuestion`) merged in
-//! beside the user's own, or taken out again.
+//! JSON: our hooks (`PreToolUse` and `PostToolUse` on `AskUserQuestion`; `UserPromptSubmit`
+//! and `SessionEnd`, which find the dialogs declined with Esc) merged in beside the
+//! user's own, or taken out again.
 //!
 //! Invariant: only entries this installer wrote are touched — a `command` hook whose
-//! command runs `oq … hook claude-code` inside a group matching `AskUserQuestion` — and a
-//! settings value not of the shape Claude Code reads is refused whole, never repaired.
+//! command runs `oq … hook claude-code` inside a group of the matcher we write
+//! (`AskUserQuestion`, or none) — and a settings value not of the shape Claude Code reads
+//! is refused whole, never repaired.
 
 use serde_json::{Map, Value, json};
 
 use super::claude::TOOL;
 use crate::domain::{ErrorCode, OqError};
 
-/// The events our command handles, each with its group.
-const EVENTS: [&str; 2] = ["PreToolUse", "PostToolUse"];
+/// The events our command handles, each with the matcher of its group: the tool events
+/// on `AskUserQuestion`; the others, which Claude runs for every prompt and session end,
+/// with none.
+const EVENTS: [(&str, Option<&str>); 4] = [
+    ("PreToolUse", Some(TOOL)),
+    ("PostToolUse", Some(TOOL)),
+    ("UserPromptSubmit", None),
+    ("SessionEnd", None),
+];
+/// The `timeout` of the hooks that only look back (no wait for a person): seconds.
+const LOOK_BACK_TIMEOUT: u64 = 30;
+
+fn matcher(m: Option<&str>) -> Value {
+    m.map_or(Value::Null, |m| json!(m))
+}
 /// What marks a command hook as ours.
 pub const MARKER: &str = " hook claude-code";
 
@@ -44,14 +59,15 @@ pub fn uninstall(settings: &Map<String, Value>) -> Result<Option<Map<String, Val
     };
     let hooks = object(hooks, "hooks")?;
     let mut removed = false;
-    for event in EVENTS {
+    for (event, m) in EVENTS {
         let Some(groups) = hooks.get_mut(event) else {
             continue;
         };
         let groups = array(groups, &format!("hooks.{event}"))?;
         let before = groups.len();
+        let m = matcher(m);
         for group in groups.iter_mut() {
-            if group["matcher"] != TOOL {
+            if group["matcher"] != m {
                 continue;
             }
             if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
@@ -61,9 +77,7 @@ pub fn uninstall(settings: &Map<String, Value>) -> Result<Option<Map<String, Val
             }
         }
         // A group left empty was ours alone.
-        groups.retain(|g| {
-            g["matcher"] != TOOL || g["hooks"].as_array().is_none_or(|l| !l.is_empty())
-        });
+        groups.retain(|g| g["matcher"] != m || g["hooks"].as_array().is_none_or(|l| !l.is_empty()));
         removed |= groups.len() != before;
         if groups.is_empty() {
             hooks.remove(event);
@@ -82,14 +96,22 @@ pub fn install(
     command: &str,
     timeout: u64,
 ) -> Result<Option<Map<String, Value>>, OqError> {
-    let ours = json!({"type": "command", "command": command, "timeout": timeout});
-    let group = json!({"matcher": TOOL, "hooks": [ours]});
     let mut out = uninstall(settings)?.unwrap_or_else(|| settings.clone());
     let hooks = out.entry("hooks").or_insert_with(|| json!({}));
     let hooks = object(hooks, "hooks")?;
-    for event in EVENTS {
+    for (event, m) in EVENTS {
+        let timeout = if m.is_some() {
+            timeout
+        } else {
+            LOOK_BACK_TIMEOUT
+        };
+        let ours = json!({"type": "command", "command": command, "timeout": timeout});
+        let group = match m {
+            Some(m) => json!({"matcher": m, "hooks": [ours]}),
+            None => json!({"hooks": [ours]}),
+        };
         let groups = hooks.entry(event).or_insert_with(|| json!([]));
-        array(groups, &format!("hooks.{event}"))?.push(group.clone());
+        array(groups, &format!("hooks.{event}"))?.push(group);
     }
     // Installed already when taking ours out and putting them back changes nothing.
     Ok((out != *settings).then_some(out))
@@ -136,6 +158,11 @@ mod tests {
         let once = install(&theirs(), cmd, 600).unwrap().unwrap();
         assert_eq!(once["hooks"]["PreToolUse"].as_array().unwrap().len(), 3);
         assert_eq!(once["hooks"]["PostToolUse"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            once["hooks"]["UserPromptSubmit"][0]["hooks"][0]["timeout"],
+            30
+        );
+        assert!(once["hooks"]["SessionEnd"][0].get("matcher").is_none());
         assert_eq!(install(&once, cmd, 600).unwrap(), None);
         // Another command (a moved binary, other flags) replaces ours, not adds to it.
         let moved = install(&once, "'/usr/bin/oq' hook claude-code", 600)

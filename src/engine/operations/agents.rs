@@ -3,15 +3,16 @@
 
 use super::questions::NewQuestion;
 use super::{Engine, new_event, question_in};
-use crate::domain::choices::{ClosedReason, Prompt, Upstream};
+use crate::domain::choices::{ClosedReason, Prompt, Upstream, validate_choices};
+use crate::domain::claude_code::{ClaudeDeclare, ClaudeSettlement, UPSTREAM_KIND};
 use crate::domain::declared::{
     Origin, WITHDRAW_REASON_MAX_CHARS, check_prompts, check_retry_parts, check_withdrawer,
 };
 use crate::domain::question::check_declarer;
 use crate::domain::text::check_text;
-use crate::domain::{Actor, DecisionSource, DeclareInput, Event, OqError, Question};
-use crate::engine::ids;
+use crate::domain::{Actor, DecisionSource, DeclareInput, ErrorCode, Event, OqError, Question};
 use crate::engine::store::Store;
+use crate::engine::{ImportedSettlement, ids};
 
 impl<S: Store> Engine<S> {
     /// declare_open_question from an agent's door: the ADR's rules, the parts checked,
@@ -49,6 +50,87 @@ impl<S: Store> Engine<S> {
         )?;
         check_retry_parts(&q, &prompts)?;
         Ok(q)
+    }
+
+    /// Claude Code's `AskUserQuestion` call `d`, declared by `actor` (the hook's agent)
+    /// in `d.session_id`: its parts, source `claude-code`, the call as its upstream, and
+    /// the call as its idempotency key (a hook run again declares nothing new).
+    pub fn declare_claude_code(
+        &self,
+        actor: &Actor,
+        project_id: &str,
+        d: &ClaudeDeclare,
+    ) -> Result<Question, OqError> {
+        if d.prompts.is_empty() {
+            return Err(OqError::invalid(
+                ErrorCode::InvalidOptions,
+                "AskUserQuestion asks at least one question: prompts is empty",
+            ));
+        }
+        let input = DeclareInput {
+            pergunta: d.pergunta.clone(),
+            sugestao: None,
+            afeta: Default::default(),
+            session_id: d.session_id.clone(),
+            idempotency_key: Some(d.call.key()),
+        };
+        self.declare_from(
+            actor,
+            project_id,
+            Origin::ClaudeCode,
+            &input,
+            &d.prompts,
+            Some(d.call.upstream()),
+        )
+    }
+
+    /// What Claude's own dialog did with a Claude Code question, told by the agent that
+    /// declared it: recorded as `upstream` by the service `claude-code` (an answer
+    /// checked against the parts; no answer, a closure). A question already settled is
+    /// left as it is (the person may have answered in oq first).
+    pub fn settle_claude_code(
+        &self,
+        actor: &Actor,
+        project_id: &str,
+        question_id: &str,
+        how: ClaudeSettlement,
+    ) -> Result<Question, OqError> {
+        let q = self.question(Some(project_id), question_id)?;
+        if q.upstream.as_ref().map(|u| u.kind.as_str()) != Some(UPSTREAM_KIND) {
+            return Err(OqError::conflict(
+                ErrorCode::NotClaudeCode,
+                format!("question {question_id} was not declared by Claude Code's hook"),
+            ));
+        }
+        let declarer = matches!(actor, Actor::Agent { role, .. } if role.as_str() == q.autor);
+        if !declarer {
+            return Err(OqError::forbidden(
+                ErrorCode::NotDeclarer,
+                format!(
+                    "only the agent that declared {question_id} ({}) reports what Claude Code's dialog did",
+                    q.autor
+                ),
+            ));
+        }
+        if !q.is_open() {
+            return Ok(q);
+        }
+        let how = match how {
+            ClaudeSettlement::Answered { answers } => ImportedSettlement::Answered {
+                source: DecisionSource::Upstream,
+                by: UPSTREAM_KIND.into(),
+                answers: validate_choices(&q.prompts, &answers)?,
+            },
+            ClaudeSettlement::Unreported {} | ClaudeSettlement::Declined {} => {
+                ImportedSettlement::Closed {
+                    source: DecisionSource::Upstream,
+                }
+            }
+        };
+        let service = Actor::Service {
+            id: UPSTREAM_KIND.into(),
+        };
+        self.settle_imported(&service, project_id, question_id, how)
     }
 
     /// withdraw_question: the declaring agent (or the session's author) retracts an open

@@ -31,6 +31,11 @@ pub struct Limits {
     /// Failed authentications one address may make per minute before 429 with
     /// `Retry-After` (a right token is always served).
     pub auth_failures_per_minute: u32,
+    /// An MCP session (`/mcp`) with no request for this long is closed: a client that
+    /// vanished without DELETE holds nothing. Longer than `wait_for_answer`'s longest.
+    pub mcp_session_idle: Duration,
+    /// MCP sessions one token may hold; opening one more closes its least recently used.
+    pub max_mcp_sessions_per_token: usize,
 }
 
 impl Default for Limits {
@@ -43,6 +48,8 @@ impl Default for Limits {
             max_connections: 512,
             max_streams_per_token: 8,
             auth_failures_per_minute: 20,
+            mcp_session_idle: Duration::from_secs(660),
+            max_mcp_sessions_per_token: 16,
         }
     }
 }
@@ -58,6 +65,8 @@ pub struct RawLimits {
     max_connections: Option<Spanned<u64>>,
     max_streams_per_token: Option<Spanned<u64>>,
     auth_failures_per_minute: Option<Spanned<u64>>,
+    mcp_session_idle_seconds: Option<Spanned<u64>>,
+    max_mcp_sessions_per_token: Option<Spanned<u64>>,
 }
 
 /// Checks `raw`: each value from 1 to its key's ceiling, the defaults for the rest.
@@ -104,5 +113,16 @@ pub fn parse_limits(
             u64::from(d.auth_failures_per_minute),
             1_000_000,
         )? as u32,
+        mcp_session_idle: secs(
+            &raw.mcp_session_idle_seconds,
+            "mcp_session_idle_seconds",
+            d.mcp_session_idle,
+        )?,
+        max_mcp_sessions_per_token: get(
+            &raw.max_mcp_sessions_per_token,
+            "max_mcp_sessions_per_token",
+            d.max_mcp_sessions_per_token as u64,
+            10_000,
+        )? as usize,
     })
 }

@@ -21,7 +21,7 @@ pub(super) fn path_item() -> Value {
             "200": ok,
             "401": unauthorized(),
             "403": err("a person's token: /mcp is for agents (`role_not_allowed`)", &[C::RoleNotAllowed]),
-            "404": err("the project is not the token's, the session does not exist in it, or the MCP session is not this token's (`not_found`)", &[C::NotFound]),
+            "404": err("the project is not the token's, the session does not exist in it, or the MCP session is not this token's or was closed (idle past `[limits] mcp_session_idle_seconds`, or its token opened more than `max_mcp_sessions_per_token`) (`not_found`)", &[C::NotFound]),
             "422": err("no session, several projects and none named, or an unknown query field (`session_required`, `project_required`, `invalid_query`)", &[C::SessionRequired, C::ProjectRequired, C::InvalidQuery, C::InvalidId]),
             "429": err("too many failed authentications from this address this minute (`too_many_auth_failures`)", &[C::TooManyAuthFailures])
         })
@@ -46,6 +46,15 @@ pub(super) fn path_item() -> Value {
     };
     let mut post =
         op("MCP: a JSON-RPC message from the client (initialize, tools/list, tools/call…)");
+    // rmcp reads only a POST's body; oq reads it first, under the body clock and cap.
+    post["responses"]["408"] = err(
+        "the body did not arrive within `[limits] body_read_seconds` (`body_timeout`); the connection is closed",
+        &[C::BodyTimeout],
+    );
+    post["responses"]["413"] = err(
+        "the body is larger than 64 KiB (`body_too_large`)",
+        &[C::BodyTooLarge],
+    );
     post["requestBody"] = json!({ "required": true, "content": { "application/json": { "schema": { "type": "object" } } } });
     json!({
         "post": post,

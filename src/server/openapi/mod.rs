@@ -1,6 +1,7 @@
 //! The OpenAPI 3.1 document served at `GET /openapi.json`, written by hand to say what the
 //! handlers do; a test checks it names exactly the routes the router serves.
 
+mod claude_code;
 mod delegate;
 mod list;
 mod mcp;
@@ -217,6 +218,7 @@ pub fn document() -> Value {
     );
 
     let delegate = delegate_ops();
+    let (claude_declare, claude_settle) = claude_code::ops();
     let delegate_blocking = json!({
         "summary": "Whether an OpenCode session is blocked by a question that is not settled (counting, paused, disabled, submitting or uncertain), walking subagent sessions up to their root; ask it right before prompting the session",
         "description": "Who: a person who is a member of the upstream's project; anyone else gets 404.",
@@ -274,6 +276,8 @@ pub fn document() -> Value {
             "/projects/{projectId}/tasks/{taskId}/dev-context": { "get": w.dev_context },
             "/projects/{projectId}/events": { "get": events },
             "/projects/{projectId}/decisions": { "get": list::decisions_op() },
+            "/projects/{projectId}/claude-code/questions": { "post": claude_declare },
+            "/projects/{projectId}/claude-code/questions/{questionId}/settlement": { "post": claude_settle },
             "/api/question-auto-delegate": { "get": delegate.snapshot },
             "/api/question-auto-delegate/requests/{requestId}/pause": { "post": delegate.pause },
             "/api/question-auto-delegate/requests/{requestId}/resume": { "post": delegate.resume },

@@ -1,6 +1,7 @@
 //! The route table: one file per area. The table is the single list the router is built
 //! from and the OpenAPI test walks, so the served routes and the document cannot drift.
 
+pub mod claude_code;
 pub mod decisions;
 pub mod delegate;
 pub mod meta;
@@ -118,6 +119,16 @@ pub fn table() -> Vec<Route> {
             get(tasks::dev_context),
         ),
         route("GET", "/projects/{projectId}/events", get(events::stream)),
+        route(
+            "POST",
+            "/projects/{projectId}/claude-code/questions",
+            post(claude_code::declare),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/claude-code/questions/{questionId}/settlement",
+            post(claude_code::settle),
+        ),
         route(
             "GET",
             "/projects/{projectId}/decisions",
