@@ -127,6 +127,10 @@ const NOT_BY_A_DOOR: &[(ErrorCode, &str)] = &[
         "the MCP door's withdraw_question, on the engine (mcp_stdio)",
     ),
     (
+        ErrorCode::NotClaudeCode,
+        "the Claude Code hook's settlement route, on a question another door declared (claude_code_routes)",
+    ),
+    (
         ErrorCode::InvalidOptions,
         "the MCP door, on the engine: `oq ask` declares no options (mcp_stdio)",
     ),
