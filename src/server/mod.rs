@@ -17,6 +17,7 @@
 
 pub mod audit;
 pub mod auth;
+mod banner;
 pub mod config;
 pub mod error;
 pub mod events;
@@ -394,37 +395,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         Err(e) => eprintln!("oq serve: no log file ({e}); going on without one"),
     }
     tracing::info!(%addr, users = config.users.len(), projects = config.projects.len(), "listening");
-    let store = match &config.store {
-        config::StoreChoice::Sqlite => config.data_dir.display().to_string(),
-        config::StoreChoice::Postgres(target) => target.shown().to_string(),
-    };
-    eprintln!(
-        "oq serve: store in {store}, {} users, {} projects",
-        config.users.len(),
-        config.projects.len()
-    );
-    for oc in &config.opencode {
-        eprintln!(
-            "oq serve: opencode {} at {} ({} directories) feeds project {}, answered by {}",
-            oc.name,
-            oc.url,
-            oc.directories.len(),
-            oc.project,
-            oc.answerer
-        );
-    }
-    // Neither the URL (a topic's name may be its secret) nor the key is printed.
-    for n in &config.notify {
-        let kind = match n.kind {
-            config::NotifyKind::Webhook(_) => "webhook",
-            config::NotifyKind::Ntfy => "ntfy topic",
-        };
-        let text = if n.include_text { "with" } else { "without" };
-        eprintln!(
-            "oq serve: notify: a {kind} is told of each new question of {} ({text} its text)",
-            n.project
-        );
-    }
+    banner::announce(&config);
     run(listener, &config, ServerOptions::default(), signals.wait()).await?;
     tracing::info!("stopped");
     eprintln!("oq serve: stopped");
