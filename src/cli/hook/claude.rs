@@ -28,6 +28,9 @@ pub enum HookEvent {
     /// The person's next prompt: a dialog declined with Esc since (no tool hook runs for
     /// it) is found in the transcript and its oq question closed as declined.
     UserPromptSubmit,
+    /// The end of a turn: the same look back. The transcript is whole by then; at the
+    /// next prompt Claude has not always written the declined call's result yet.
+    Stop,
     /// The session's end: the same look back, for a dialog declined just before.
     SessionEnd,
 }
@@ -91,7 +94,7 @@ pub fn read_input(text: &str) -> Result<(HookEvent, HookInput), OqError> {
     })?;
     let event: HookEvent = serde_json::from_value(json!(input.hook_event_name)).map_err(|_| {
         bad(format!(
-            "hook event {:?}: expected PreToolUse, PostToolUse, UserPromptSubmit or SessionEnd",
+            "hook event {:?}: expected PreToolUse, PostToolUse, UserPromptSubmit, Stop or SessionEnd",
             input.hook_event_name
         ))
     })?;
@@ -295,8 +298,8 @@ mod tests {
     fn another_tool_or_event_or_no_json_is_refused_by_name() {
         let e = read_input(&input("Bash", "PreToolUse")).unwrap_err();
         assert!(e.to_string().contains("\"Bash\""), "{e}");
-        let e = read_input(&input(TOOL, "Stop")).unwrap_err();
-        assert!(e.to_string().contains("\"Stop\""), "{e}");
+        let e = read_input(&input(TOOL, "Notification")).unwrap_err();
+        assert!(e.to_string().contains("\"Notification\""), "{e}");
         let e = read_input(&input(TOOL, "PreToolUse").replace("toolu_1", "")).unwrap_err();
         assert!(e.to_string().contains("tool_use_id"), "{e}");
         let (event, _) = read_input(&input("", "UserPromptSubmit")).unwrap();

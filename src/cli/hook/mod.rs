@@ -8,8 +8,8 @@
 //!   its own dialog.
 //! - PostToolUse: what that dialog answered settles the oq question (`upstream`), so
 //!   nothing stays open in oq that was answered in Claude Code.
-//! - UserPromptSubmit / SessionEnd: a dialog the person declined with Esc runs no tool
-//!   hook; the next prompt (or the session's end) finds it in Claude's transcript and
+//! - UserPromptSubmit / Stop / SessionEnd: a dialog the person declined with Esc runs no
+//!   tool hook; the next prompt, the end of its turn (or the session's end) finds it in Claude's transcript and
 //!   closes its oq question as declined there (`upstream`, not answered): nobody waits
 //!   for it any more, and the model was told the person did not want to answer.
 //! - `--install` / `--uninstall`: our two hooks merged into (or taken out of) Claude's
@@ -149,7 +149,7 @@ fn hook(global: GlobalArgs, args: &ClaudeArgs) -> Result<Option<serde_json::Valu
             })?;
             Ok(None)
         }
-        HookEvent::UserPromptSubmit | HookEvent::SessionEnd => {
+        HookEvent::UserPromptSubmit | HookEvent::Stop | HookEvent::SessionEnd => {
             for call in declined(&input)? {
                 let id = ids::keyed_question_id(&project, actor.id(), &call.key());
                 settle_open(&engine, &actor, &project, &id, |_| {

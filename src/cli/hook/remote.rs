@@ -66,7 +66,7 @@ pub async fn hook(
             })
             .await
         }
-        HookEvent::UserPromptSubmit | HookEvent::SessionEnd => {
+        HookEvent::UserPromptSubmit | HookEvent::Stop | HookEvent::SessionEnd => {
             for call in super::declined(input)? {
                 let id = ids::keyed_question_id(&project, &me.user, &call.key());
                 settle_open(&source, &project, &id, |_| ClaudeSettlement::Declined {}).await?;

@@ -1,6 +1,6 @@
 //! `oq hook claude-code --install/--uninstall` as a pure change of Claude Code's settings
-//! JSON: our hooks (`PreToolUse` and `PostToolUse` on `AskUserQuestion`; `UserPromptSubmit`
-//! and `SessionEnd`, which find the dialogs declined with Esc) merged in beside the
+//! JSON: our hooks (`PreToolUse` and `PostToolUse` on `AskUserQuestion`; `UserPromptSubmit`,
+//! `Stop` and `SessionEnd`, which find the dialogs declined with Esc) merged in beside the
 //! user's own, or taken out again.
 //!
 //! Invariant: only entries this installer wrote are touched — a `command` hook whose
@@ -16,10 +16,11 @@ use crate::domain::{ErrorCode, OqError};
 /// The events our command handles, each with the matcher of its group: the tool events
 /// on `AskUserQuestion`; the others, which Claude runs for every prompt and session end,
 /// with none.
-const EVENTS: [(&str, Option<&str>); 4] = [
+const EVENTS: [(&str, Option<&str>); 5] = [
     ("PreToolUse", Some(TOOL)),
     ("PostToolUse", Some(TOOL)),
     ("UserPromptSubmit", None),
+    ("Stop", None),
     ("SessionEnd", None),
 ];
 /// The `timeout` of the hooks that only look back (no wait for a person): seconds.
