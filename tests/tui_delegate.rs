@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use crossterm::event::KeyCode;
 use oq::domain::OqError;
+use oq::domain::delegation::PauseReason;
 use oq::engine::{ListQuery, StatusFilter};
 use oq::source::{HttpSource, Source};
 use oq::tui::auto::{AutoAction, line};
@@ -22,7 +23,9 @@ use oq::tui::effect::{Effect, Msg};
 use oq::tui::model::{Focus, Model, NoticeKind};
 use oq::tui::theme::Theme;
 use oq::tui::update::update;
-use oq::wire::{AutoCommand, AutoDelegate, AutoRequest, AutoState, QuestionItem, Upstream};
+use oq::wire::{
+    AutoCommand, AutoDelegate, AutoRequest, AutoState, BridgeHealth, QuestionItem, Upstream,
+};
 use serde_json::{Value, json};
 use tui_fixtures::*;
 
@@ -249,7 +252,8 @@ fn p_and_d_send_their_effect_for_the_author() {
     assert_eq!(
         fx,
         vec![Effect::PauseAuto {
-            question_id: BRIDGED.into()
+            question_id: BRIDGED.into(),
+            reason: PauseReason::User,
         }]
     );
     assert_eq!(m.auto.pending, Some((BRIDGED.into(), AutoAction::Pause)));
@@ -406,7 +410,7 @@ fn a_stale_auto_delegate_reply_is_dropped() {
     assert_eq!(m.auto.view, Some(paused));
     assert_eq!(
         shown(&m).as_deref(),
-        Some("auto-answer paused (interaction) — d delegate now")
+        Some("auto-answer paused while its author answers — d delegate now")
     );
     // A failed read keeps what was known.
     update(
@@ -481,6 +485,201 @@ fn an_accepted_command_is_reported_and_reloads_the_queue() {
             format!("auto-answer paused for {BRIDGED}"),
             Some(NoticeKind::Info)
         )
+    );
+}
+
+// ---- the author's interaction pauses the countdown (issue 13, item 4) -------------
+
+fn interaction_pause() -> Effect {
+    Effect::PauseAuto {
+        question_id: BRIDGED.into(),
+        reason: PauseReason::Interaction,
+    }
+}
+
+fn resume() -> Effect {
+    Effect::ResumeAuto {
+        question_id: BRIDGED.into(),
+    }
+}
+
+fn paused_for_interaction(m: &mut Model) {
+    let id = m.queue.generation;
+    let mut r = counting(0);
+    r.state = AutoState::Paused;
+    r.deadline_unix_ms = None;
+    r.pause_reason = Some("interaction".into());
+    r.paused_by = Some("dev-a".into());
+    update(
+        m,
+        Msg::AutoDelegate {
+            id,
+            view: Ok(Some(view(&[(BRIDGED, r)]))),
+        },
+    );
+}
+
+#[test]
+fn opening_the_field_pauses_at_once_and_leaving_it_resumes() {
+    let mut m = counting_model();
+    let fx = update(&mut m, ch('i'));
+    assert_eq!(m.focus, Focus::Answer);
+    // No confirmation: the pause records no decision, only itself and its actor.
+    assert_eq!(fx, vec![interaction_pause()]);
+    assert!(m.modal.is_none() && m.auto.pending.is_none());
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("auto-answer pausing while you answer… — p pause · d delegate now")
+    );
+    // The reply is quiet (the author is typing) and reloads; then the view says paused.
+    let fx = update(
+        &mut m,
+        Msg::AutoCommanded {
+            question_id: BRIDGED.into(),
+            action: AutoAction::Interaction,
+            result: Ok(AutoCommand {
+                recovering: false,
+                state: Some(AutoState::Paused),
+            }),
+        },
+    );
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::Load { .. })),
+        "{fx:?}"
+    );
+    assert!(m.notice.is_none(), "{:?}", m.notice);
+    paused_for_interaction(&mut m);
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some(
+            "auto-answer paused while you answer (Esc resumes it, sending settles it) — d delegate now"
+        )
+    );
+    assert!(!m.countdown_on_screen());
+    // Typing sends nothing more; leaving without an answer resumes, once.
+    let fx = update(&mut m, ch('x'));
+    assert!(
+        fx.iter().all(|e| matches!(e, Effect::SaveDraft { .. })),
+        "{fx:?}"
+    );
+    let fx = update(&mut m, key(KeyCode::Esc));
+    assert_eq!(fx, vec![resume()]);
+    assert_eq!(m.auto.interaction, None);
+    assert!(update(&mut m, key(KeyCode::Esc)).is_empty());
+    // Opening it again over its own pause does not pause twice, and still resumes.
+    assert!(update(&mut m, ch('i')).is_empty());
+    assert_eq!(update(&mut m, key(KeyCode::Esc)), vec![resume()]);
+}
+
+#[test]
+fn sending_the_answer_settles_it_and_resumes_nothing() {
+    let mut m = counting_model();
+    update(&mut m, ch('i'));
+    for c in "sqlite".chars() {
+        update(&mut m, ch(c));
+    }
+    let fx = update(&mut m, key(KeyCode::Enter));
+    let Some(&Effect::Submit { id, .. }) = fx.iter().find(|e| matches!(e, Effect::Submit { .. }))
+    else {
+        panic!("{fx:?}")
+    };
+    assert!(!fx.contains(&resume()), "{fx:?}");
+    let mut answered = m.current().unwrap().clone();
+    answered.status = "answered".into();
+    let fx = update(
+        &mut m,
+        Msg::Answered {
+            id,
+            question_id: BRIDGED.into(),
+            result: Ok(Box::new(answered)),
+        },
+    );
+    assert!(!fx.contains(&resume()), "{fx:?}");
+    assert_eq!(m.focus, Focus::Queue);
+    assert_eq!(m.auto.interaction, None);
+}
+
+#[test]
+fn no_interaction_pause_where_there_is_nothing_to_pause_or_it_is_not_theirs() {
+    // Someone else's question: the field does not open, nothing is sent.
+    let mut m = counting_model();
+    update(&mut m, ch('j'));
+    assert!(!update(&mut m, ch('i')).contains(&interaction_pause()));
+    // Paused by the person already: opening the field neither pauses nor, on leaving,
+    // lifts their pause.
+    let mut m = with_state(AutoState::Paused, Some("user"));
+    assert!(update(&mut m, ch('i')).is_empty());
+    assert_eq!(m.focus, Focus::Answer);
+    assert!(update(&mut m, key(KeyCode::Esc)).is_empty());
+    // The pause was refused: leaving has nothing to resume, and the refusal is shown.
+    let mut m = counting_model();
+    update(&mut m, ch('i'));
+    update(
+        &mut m,
+        Msg::AutoCommanded {
+            question_id: BRIDGED.into(),
+            action: AutoAction::Interaction,
+            result: Err("upstream_unreachable: OpenCode cannot be reached".into()),
+        },
+    );
+    assert_eq!(
+        notice(&m),
+        (
+            "the countdown was not paused while you answer: upstream_unreachable: OpenCode cannot be reached".into(),
+            Some(NoticeKind::Error)
+        )
+    );
+    assert!(update(&mut m, key(KeyCode::Esc)).is_empty());
+}
+
+// ---- the bridge's health (issue 13, item 6) ------------------------------------------
+
+/// 11:57 UTC on the fixtures' day (NOW is 12:00).
+const LOST_AT: i64 = NOW - 3 * 60_000;
+
+fn disconnected(entries: &[(&str, AutoRequest)]) -> Model {
+    let mut v = view(entries);
+    v.bridges = vec![BridgeHealth {
+        name: "laptop".into(),
+        connected: false,
+        since_unix_ms: LOST_AT,
+        driven_elsewhere: false,
+    }];
+    model_with(Some(v))
+}
+
+#[test]
+fn a_lost_upstream_is_named_on_the_status_line_and_its_countdown_reads_paused() {
+    let mut unreachable = counting(0);
+    unreachable.state = AutoState::Paused;
+    unreachable.deadline_unix_ms = None;
+    unreachable.pause_reason = Some("unreachable".into());
+    // A snapshot from before the bridge paused it: counting, its deadline past.
+    let m = disconnected(&[(BRIDGED, unreachable), (OTHERS, counting(-5_000))]);
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("paused: OpenCode laptop unreachable — d delegate now")
+    );
+    let mut other = m.clone();
+    update(&mut other, ch('j'));
+    assert_eq!(
+        shown(&other).as_deref(),
+        Some("paused: OpenCode laptop unreachable — p pause · d delegate now")
+    );
+    let theme = Theme::embedded("dark").unwrap();
+    let screen = text(&render(&m, &theme, 120, 40));
+    assert!(
+        screen.contains("OpenCode laptop unreachable since 11:57 UTC"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("bridged_upstream_unreachable_120x40", screen);
+    // Connected again: the status line is plain and the countdown is back.
+    let m = model_with(Some(view(&[(BRIDGED, counting(23_000))])));
+    let screen = text(&render(&m, &theme, 120, 40));
+    assert!(!screen.contains("unreachable"), "{screen}");
+    assert_eq!(
+        shown(&m).as_deref(),
+        Some("auto-answers in 23 s — p pause · d delegate now")
     );
 }
 

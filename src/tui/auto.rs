@@ -9,15 +9,23 @@
 //! - `pause_auto` and `delegate_now` act for the session's author only (like answering)
 //!   and are keys of the normal map, so they never fire from inside a text field. Each
 //!   sends one [`Effect`]; its reply goes to the notice line, then the queue reloads.
+//! - The author's interaction: the moment the author's answer field or options form is
+//!   open on a bridged question that counts (or waits to), [`follow_interaction`] asks
+//!   the source to pause it with reason `interaction` — no confirmation: it records no
+//!   decision, only the pause and its actor. Closing the field without an answer resumes
+//!   it (a fresh window); sending the answer settles it, so nothing is resumed.
+//! - The bridge's health: a request paused `unreachable` (or still counting past its
+//!   deadline while its upstream is disconnected) reads "paused: OpenCode unreachable".
 //! - The countdown: `now` arrives in [`Msg::Tick`] (the driver ticks every second only
 //!   while [`Model::countdown_on_screen`]) and [`Msg::Revision`]; the screen is marked
 //!   dirty only when the shown text changes.
 
 use super::effect::{Effect, Msg};
 use super::keymap::Action;
-use super::model::Model;
+use super::model::{Focus, Model};
 use super::notice::{error, info};
 use super::update::reload;
+use crate::domain::delegation::PauseReason;
 use crate::wire::{AutoCommand, AutoDelegate, AutoRequest, AutoState, QuestionItem};
 
 /// Pause or delegate, for messages and replies.
@@ -25,6 +33,10 @@ use crate::wire::{AutoCommand, AutoDelegate, AutoRequest, AutoState, QuestionIte
 pub enum AutoAction {
     Pause,
     Delegate,
+    /// The pause the author's open form makes (reason `interaction`).
+    Interaction,
+    /// The form closed without an answer: the interaction pause is lifted.
+    Resume,
 }
 
 /// The auto-delegate part of the model.
@@ -34,6 +46,9 @@ pub struct AutoView {
     pub view: Option<AutoDelegate>,
     /// A pause or delegate sent and not yet replied to: (question id, which).
     pub pending: Option<(String, AutoAction)>,
+    /// The question whose field or form the author has open, and whether that opening
+    /// paused its countdown (so closing it without an answer resumes it).
+    pub interaction: Option<(String, bool)>,
 }
 
 /// What the question pane shows for a bridged question: the state in words, and the
@@ -123,7 +138,20 @@ pub fn line(model: &Model, q: &QuestionItem) -> Option<AutoLine> {
         keys.push((first(Action::DelegateNow), "delegate now"));
     }
     keys.retain(|(k, _)| !k.is_empty());
+    let ours = model
+        .auto
+        .interaction
+        .as_ref()
+        .is_some_and(|(id, paused)| *paused && *id == q.question_id);
     let text = match r.state {
+        AutoState::Counting if ours => "auto-answer pausing while you answer…".into(),
+        AutoState::Counting
+            if r.deadline_unix_ms
+                .is_none_or(|d| seconds_left(d, model.now) == 0)
+                && unreachable(model).is_some() =>
+        {
+            paused_unreachable(model)
+        }
         AutoState::Counting => match r.deadline_unix_ms {
             Some(d) if seconds_left(d, model.now) > 0 => {
                 format!("auto-answers in {} s", seconds_left(d, model.now))
@@ -131,7 +159,18 @@ pub fn line(model: &Model, q: &QuestionItem) -> Option<AutoLine> {
             Some(_) => "auto-answering now".into(),
             None => "auto-answer counting".into(),
         },
-        AutoState::Paused => match &r.pause_reason {
+        AutoState::Paused => match r.pause_reason.as_deref() {
+            Some("interaction") if ours => format!(
+                "auto-answer paused while you answer ({} resumes it, sending settles it)",
+                model
+                    .keymap
+                    .field_keys_for(Action::Back)
+                    .split('/')
+                    .next()
+                    .unwrap_or("Esc")
+            ),
+            Some("interaction") => "auto-answer paused while its author answers".into(),
+            Some("unreachable") => paused_unreachable(model),
             Some(why) => format!("auto-answer paused ({why})"),
             None => "auto-answer paused".into(),
         },
@@ -148,6 +187,101 @@ pub fn line(model: &Model, q: &QuestionItem) -> Option<AutoLine> {
         keys,
         counting: r.state == AutoState::Counting,
     })
+}
+
+/// The disconnected upstreams (not those another server drives): their names and since
+/// when (the server's Unix ms); `None` when every one is connected.
+pub fn unreachable(model: &Model) -> Option<Vec<(&str, i64)>> {
+    let view = model.auto.view.as_ref()?;
+    let down: Vec<(&str, i64)> = view
+        .bridges
+        .iter()
+        .filter(|b| !b.connected && !b.driven_elsewhere)
+        .map(|b| (b.name.as_str(), b.since_unix_ms))
+        .collect();
+    (!down.is_empty()).then_some(down)
+}
+
+/// "paused: OpenCode laptop unreachable" when one upstream is down, else without a name
+/// (a request does not say which upstream it came from).
+fn paused_unreachable(model: &Model) -> String {
+    match unreachable(model).as_deref() {
+        Some([(name, _)]) => format!("paused: OpenCode {name} unreachable"),
+        _ => "paused: OpenCode unreachable".into(),
+    }
+}
+
+/// Pauses the countdown the moment the author's field or options form opens on a bridged
+/// question, and resumes it when the form closes without an answer (an answer sent, in
+/// flight or queued settles it instead). Run after every update: every way a form opens
+/// or closes goes through it.
+pub(super) fn follow_interaction(model: &mut Model, fx: &mut Vec<Effect>) {
+    let typing = match model.focus {
+        Focus::Answer => model.form.as_ref().map(|f| f.question_id.clone()),
+        Focus::Choices => model.choices.as_ref().map(|c| c.question_id.clone()),
+        _ => None,
+    };
+    if model.auto.interaction.as_ref().map(|(id, _)| id) == typing.as_ref() {
+        // Sending settles it: nothing to resume once the answer is out. A refused answer
+        // leaves the author in the field over their own pause: theirs to resume again.
+        let sending = model.in_flight.as_ref().map(|f| f.question_id.clone());
+        let own_pause = typing
+            .as_deref()
+            .is_some_and(|id| interaction_paused(model, id));
+        if let Some((id, resume)) = &mut model.auto.interaction {
+            *resume = if sending.as_ref() == Some(id) {
+                false
+            } else {
+                *resume || own_pause
+            };
+        }
+        return;
+    }
+    if let Some((id, true)) = model.auto.interaction.take() {
+        let open = model
+            .queue
+            .items
+            .iter()
+            .any(|q| q.question_id == id && q.status == "open");
+        let answering = model
+            .in_flight
+            .as_ref()
+            .is_some_and(|f| f.question_id == id)
+            || super::outbox::already_queued(model, &id).is_some();
+        if open && !answering {
+            fx.push(Effect::ResumeAuto { question_id: id });
+        }
+    }
+    let Some(id) = typing else { return };
+    let paused = match model.queue.items.iter().find(|q| q.question_id == id) {
+        Some(q) if q.status == "open" && q.can_answer => match request(model, q) {
+            Some(r) if may_pause(r.state) => {
+                fx.push(Effect::PauseAuto {
+                    question_id: id.clone(),
+                    reason: PauseReason::Interaction,
+                });
+                true
+            }
+            // Reopened over its own interaction pause: still the author's to resume.
+            Some(_) => interaction_paused(model, &id),
+            None => false,
+        },
+        _ => false,
+    };
+    model.auto.interaction = Some((id, paused));
+}
+
+/// The view shows `id` paused for an author's interaction.
+fn interaction_paused(model: &Model, id: &str) -> bool {
+    model
+        .queue
+        .items
+        .iter()
+        .find(|q| q.question_id == id)
+        .and_then(|q| request(model, q))
+        .is_some_and(|r| {
+            r.state == AutoState::Paused && r.pause_reason.as_deref() == Some("interaction")
+        })
 }
 
 impl Model {
@@ -208,7 +342,7 @@ pub(super) fn key(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
     }
     let allowed = match which {
         AutoAction::Pause => may_pause(r.state),
-        AutoAction::Delegate => may_delegate(r.state),
+        _ => may_delegate(r.state),
     };
     if !allowed {
         let verb = if which == AutoAction::Pause {
@@ -225,9 +359,12 @@ pub(super) fn key(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
     match which {
         AutoAction::Pause => {
             info(model, "pausing the auto-answer…".into());
-            fx.push(Effect::PauseAuto { question_id });
+            fx.push(Effect::PauseAuto {
+                question_id,
+                reason: PauseReason::User,
+            });
         }
-        AutoAction::Delegate => {
+        _ => {
             info(model, "delegating: sending the auto-answer now…".into());
             fx.push(Effect::DelegateNow { question_id });
         }
@@ -264,17 +401,29 @@ pub(super) fn on_msg(model: &mut Model, msg: Msg, fx: &mut Vec<Effect>) {
                 model.auto.pending = None;
             }
             model.dirty = true;
+            let quiet = matches!(action, AutoAction::Interaction | AutoAction::Resume);
             match result {
+                // The author is typing: the pane's line says it, the notice stays theirs.
+                Ok(_) if quiet => fx.extend(reload(model)),
                 Ok(reply) => {
                     info(model, done(action, &question_id, &reply));
                     fx.extend(reload(model));
                 }
                 Err(e) => {
-                    let verb = match action {
-                        AutoAction::Pause => "pause",
-                        AutoAction::Delegate => "delegate",
+                    if action == AutoAction::Interaction
+                        && let Some((id, paused)) = &mut model.auto.interaction
+                        && *id == question_id
+                    {
+                        // Nothing was paused: closing the form has nothing to resume.
+                        *paused = false;
+                    }
+                    let what = match action {
+                        AutoAction::Pause => "pause refused",
+                        AutoAction::Delegate => "delegate refused",
+                        AutoAction::Interaction => "the countdown was not paused while you answer",
+                        AutoAction::Resume => "the countdown was not resumed",
                     };
-                    error(model, format!("{verb} refused: {e}"));
+                    error(model, format!("{what}: {e}"));
                 }
             }
         }
@@ -291,5 +440,7 @@ fn done(action: AutoAction, question_id: &str, reply: &AutoCommand) -> String {
         AutoAction::Pause => format!("auto-answer paused for {question_id}"),
         AutoAction::Delegate if state.is_empty() => format!("delegated {question_id}"),
         AutoAction::Delegate => format!("delegated {question_id} ({state})"),
+        AutoAction::Interaction => format!("auto-answer paused while you answer {question_id}"),
+        AutoAction::Resume => format!("auto-answer resumed for {question_id}"),
     }
 }

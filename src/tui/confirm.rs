@@ -133,8 +133,12 @@ fn describe(model: &Model, fx: &[Effect]) -> Vec<String> {
                 "Record \"{}\" for project {project}, in {who}'s name.",
                 gate.label()
             )),
-            Effect::PauseAuto { question_id } => Some(format!(
-                "Pause the auto-answer of {question_id} (reason: user), in {who}'s name."
+            Effect::PauseAuto {
+                question_id,
+                reason,
+            } => Some(format!(
+                "Pause the auto-answer of {question_id} (reason: {}), in {who}'s name.",
+                reason.as_str()
             )),
             Effect::DelegateNow { question_id } => Some(format!(
                 "Delegate {question_id} now: the bridge sends its auto-answer upstream, in {who}'s name."

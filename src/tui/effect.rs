@@ -8,6 +8,7 @@ use crossterm::event::KeyEvent;
 
 use super::auto::AutoAction;
 use crate::domain::AnswerInput;
+use crate::domain::delegation::PauseReason;
 use crate::domain::readiness::ReadinessGate;
 use crate::engine::ListQuery;
 use crate::source::outbox::Entry;
@@ -70,8 +71,15 @@ pub enum Effect {
         project: String,
         gate: ReadinessGate,
     },
-    /// Pause a bridged question's auto-answer (`Source::pause_auto`, reason `user`).
+    /// Pause a bridged question's auto-answer (`Source::pause_auto`): `User` from the
+    /// pause key, `Interaction` while the author has its answer field or options form open.
     PauseAuto {
+        question_id: String,
+        reason: PauseReason,
+    },
+    /// Lift the author's interaction pause: the field closed without an answer
+    /// (`Source::resume_auto`, a fresh window).
+    ResumeAuto {
         question_id: String,
     },
     /// Send a bridged question's auto-answer now (`Source::delegate_now`).
@@ -151,7 +159,7 @@ pub enum Msg {
         id: u64,
         view: Result<Option<AutoDelegate>, String>,
     },
-    /// The reply to [`Effect::PauseAuto`] or [`Effect::DelegateNow`]; a refusal as
+    /// The reply to [`Effect::PauseAuto`], [`Effect::ResumeAuto`] or [`Effect::DelegateNow`]; a refusal as
     /// `code: message` (`question_submission_claimed: …`).
     AutoCommanded {
         question_id: String,

@@ -169,15 +169,33 @@ impl<S: Source + Clone + 'static> Runner<S> {
                     send_outbox(&outbox, &name, &tx);
                 });
             }
-            Effect::PauseAuto { question_id } => {
+            Effect::PauseAuto {
+                question_id,
+                reason,
+            } => {
                 tokio::spawn(async move {
                     let result = source
-                        .pause_auto(&question_id, crate::domain::delegation::PauseReason::User)
+                        .pause_auto(&question_id, reason)
                         .await
                         .map_err(refusal);
+                    let action = if reason == crate::domain::delegation::PauseReason::Interaction {
+                        AutoAction::Interaction
+                    } else {
+                        AutoAction::Pause
+                    };
                     let _ = tx.send(Msg::AutoCommanded {
                         question_id,
-                        action: AutoAction::Pause,
+                        action,
+                        result,
+                    });
+                });
+            }
+            Effect::ResumeAuto { question_id } => {
+                tokio::spawn(async move {
+                    let result = source.resume_auto(&question_id).await.map_err(refusal);
+                    let _ = tx.send(Msg::AutoCommanded {
+                        question_id,
+                        action: AutoAction::Resume,
                         result,
                     });
                 });

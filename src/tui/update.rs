@@ -24,6 +24,12 @@ pub fn init(model: &mut Model) -> Vec<Effect> {
 }
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
+    let mut fx = step(model, msg);
+    super::auto::follow_interaction(model, &mut fx);
+    fx
+}
+
+fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
     let mut fx = Vec::new();
     match msg {
         Msg::Key(k) => {

@@ -1,5 +1,6 @@
 //! The top line: where oq is looking, and the link — source, live / reconnecting /
-//! offline since when, outbox count, the user.
+//! offline since when, a disconnected OpenCode upstream and since when (UTC, the
+//! server's clock), outbox count, the user.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,7 +11,22 @@ use crate::tui::link::Fault;
 use crate::tui::model::{Connection, Model, ago};
 use crate::tui::theme::Theme;
 
+/// The link, and after it each upstream the server's bridge has lost: "live · OpenCode
+/// laptop unreachable since 12:03 UTC".
 pub fn link(model: &Model) -> String {
+    let mut words = connection(model);
+    for (name, since) in crate::tui::auto::unreachable(model).unwrap_or_default() {
+        words.push_str(&if since > 0 {
+            let hm = &crate::domain::date::format_utc(since)[11..16];
+            format!(" · OpenCode {name} unreachable since {hm} UTC")
+        } else {
+            format!(" · OpenCode {name} not connected yet")
+        });
+    }
+    words
+}
+
+fn connection(model: &Model) -> String {
     // A cause other than plain unreachability is named, never "offline" (`tui::link`).
     if let Some(l) = model
         .link_fault
