@@ -519,6 +519,27 @@ fn paused_for_interaction(m: &mut Model) {
     );
 }
 
+/// However the session ends with the field open over its own interaction pause, the
+/// last cleanup lifts the pause: it would otherwise hold the countdown on the server
+/// after the person who was answering has gone.
+#[test]
+fn ending_the_session_with_the_field_open_resumes_the_countdown() {
+    use oq::tui::cleanup::{ExitReason, Teardown};
+    for how in [
+        Teardown::Quit,
+        Teardown::Signal,
+        Teardown::TtyGone,
+        Teardown::Panic,
+    ] {
+        let mut m = counting_model();
+        update(&mut m, ch('i'));
+        paused_for_interaction(&mut m);
+        update(&mut m, ch('x'));
+        let fx = update(&mut m, Msg::End(ExitReason::Teardown(how)));
+        assert!(fx.contains(&resume()), "{how:?}: {fx:?}");
+    }
+}
+
 #[test]
 fn opening_the_field_pauses_at_once_and_leaving_it_resumes() {
     let mut m = counting_model();

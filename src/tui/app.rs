@@ -145,7 +145,7 @@ where
         Err(_) => Teardown::Panic,
     };
     let fx = update::update(&mut model, Msg::End(ExitReason::Teardown(how)));
-    runner.run_final(fx);
+    runner.run_final(fx).await;
     drop(tty);
     match looped {
         Ok(r) => r,

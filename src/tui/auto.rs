@@ -237,21 +237,7 @@ pub(super) fn follow_interaction(model: &mut Model, fx: &mut Vec<Effect>) {
         }
         return;
     }
-    if let Some((id, true)) = model.auto.interaction.take() {
-        let open = model
-            .queue
-            .items
-            .iter()
-            .any(|q| q.question_id == id && q.status == "open");
-        let answering = model
-            .in_flight
-            .as_ref()
-            .is_some_and(|f| f.question_id == id)
-            || super::outbox::already_queued(model, &id).is_some();
-        if open && !answering {
-            fx.push(Effect::ResumeAuto { question_id: id });
-        }
-    }
+    lift_interaction(model, fx);
     let Some(id) = typing else { return };
     let paused = match model.queue.items.iter().find(|q| q.question_id == id) {
         Some(q) if q.status == "open" && q.can_answer => match request(model, q) {
@@ -269,6 +255,27 @@ pub(super) fn follow_interaction(model: &mut Model, fx: &mut Vec<Effect>) {
         _ => false,
     };
     model.auto.interaction = Some((id, paused));
+}
+
+/// The form that paused a countdown is gone (closed, or the session ends with it open):
+/// the pause is lifted unless an answer sent, in flight or queued settles the question.
+pub(super) fn lift_interaction(model: &mut Model, fx: &mut Vec<Effect>) {
+    let Some((id, true)) = model.auto.interaction.take() else {
+        return;
+    };
+    let open = model
+        .queue
+        .items
+        .iter()
+        .any(|q| q.question_id == id && q.status == "open");
+    let answering = model
+        .in_flight
+        .as_ref()
+        .is_some_and(|f| f.question_id == id)
+        || super::outbox::already_queued(model, &id).is_some();
+    if open && !answering {
+        fx.push(Effect::ResumeAuto { question_id: id });
+    }
 }
 
 /// The view shows `id` paused for an author's interaction.

@@ -118,6 +118,11 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
     model.queue.loading_more = false;
     // The draft: on disk before anything else happens to the form.
     draft_changed(model, &mut fx);
+    // The session ends with the field open over its own interaction pause: lifted, or
+    // the countdown would stay held on the server after the person has gone.
+    if matches!(reason, ExitReason::Teardown(_)) {
+        super::auto::lift_interaction(model, &mut fx);
+    }
     if flags.reset_form && was_attached && (model.form.is_some() || model.choices.is_some()) {
         let typing_in = match model.focus {
             Focus::Answer => model.form.as_ref().map(|f| f.question_id.clone()),

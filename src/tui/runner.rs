@@ -37,16 +37,26 @@ fn refusal(e: OqError) -> String {
     format!("{}: {e}", e.code())
 }
 
+/// How long the way out waits to lift an interaction pause.
+const FINAL_RESUME: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl<S: Source + Clone + 'static> Runner<S> {
     /// The effects of the last cleanup, after the loop: only what must reach the disk
-    /// (drafts, the outbox) and the watcher; nothing is spawned on the way out.
-    pub(super) fn run_final(&self, fx: Vec<Effect>) {
+    /// (drafts, the outbox) and the watcher; nothing is spawned on the way out. A lifted
+    /// interaction pause is awaited, bounded: the process ends right after.
+    pub(super) async fn run_final(&self, fx: Vec<Effect>) {
         for effect in fx {
             match effect {
                 Effect::SaveDraft { .. }
                 | Effect::RemoveDraft { .. }
                 | Effect::Reconcile { .. }
                 | Effect::StopWatcher => self.run(effect),
+                Effect::ResumeAuto { question_id } => {
+                    let resumed = self.source.resume_auto(&question_id);
+                    if tokio::time::timeout(FINAL_RESUME, resumed).await.is_err() {
+                        tracing::warn!(question = %question_id, "the interaction pause was not lifted on the way out (no reply)");
+                    }
+                }
                 _ => {}
             }
         }
