@@ -18,69 +18,17 @@
 
 #[path = "../tests/common_server/mod.rs"]
 mod common_server;
+#[path = "support/queue.rs"]
+mod queue;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common_server::{ANA, TestServer, seed};
-use oq::domain::{Afeta, Event};
-use oq::engine::{
-    EngineConfig, ListQuery, LocalEngine, NewEvent, Sort, SqliteStore, StatusFilter, Store,
-};
+use oq::engine::{EngineConfig, ListQuery, LocalEngine, Sort, SqliteStore, StatusFilter};
 use oq::source::{HttpSource, LocalSource, Source};
 
 const QUESTIONS: usize = 100_000;
-
-fn fill(store: &SqliteStore, session: &str) {
-    for chunk in 0..QUESTIONS / 5000 {
-        let mut batch = Vec::new();
-        for i in 0..5000 {
-            let n = chunk * 5000 + i;
-            let id = format!("q-list{n:07}");
-            let pergunta = if n == 77_777 {
-                format!("Question {n}: where does the zeppelin hangar go?")
-            } else {
-                format!(
-                    "Question {n}: should the checkout accept payment method {} in region {}?",
-                    n % 17,
-                    n % 5
-                )
-            };
-            batch.push(NewEvent {
-                project_id: "loja".into(),
-                actor: "po-bot".into(),
-                event: Event::OpenQuestion {
-                    question_id: id.clone(),
-                    pergunta,
-                    sugestao: Some("Yes, behind a flag".into()),
-                    afeta: Afeta::default(),
-                    autor: ["po", "arquiteto", "criativo"][n % 3].into(),
-                    session_id: session.into(),
-                    source: "oq".into(),
-                    prompts: Vec::new(),
-                    upstream: None,
-                },
-            });
-            if n % 10 == 0 {
-                batch.push(NewEvent {
-                    project_id: "loja".into(),
-                    actor: ANA.into(),
-                    event: Event::QuestionAnswered {
-                        question_id: id,
-                        resposta: format!("Decided in review {n}: the flag stays off"),
-                        aceitou_sugestao: false,
-                        decision_event_id: format!("d-list{n:07}"),
-                        respondida_por: ANA.into(),
-                        answers: Vec::new(),
-                        idempotency_key: None,
-                        decision_source: None,
-                    },
-                });
-            }
-        }
-        store.transact(|_| Ok((batch, ()))).expect("questions");
-    }
-}
 
 fn queries() -> Vec<(&'static str, ListQuery)> {
     let open = || ListQuery::new(StatusFilter::Open);
@@ -100,10 +48,6 @@ fn queries() -> Vec<(&'static str, ListQuery)> {
     ]
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
 async fn measure<S: Source>(label: &str, source: &S, reps: usize) {
     for (name, query) in queries() {
         let mut times = Vec::with_capacity(reps);
@@ -114,15 +58,7 @@ async fn measure<S: Source>(label: &str, source: &S, reps: usize) {
             times.push(t.elapsed());
             total = page.total;
         }
-        times.sort();
-        let p = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
-        println!(
-            "{label:>5} {name:<14} total {total:>6}  p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms",
-            ms(p(0.5)),
-            ms(p(0.99)),
-            ms(times[times.len() - 1])
-        );
-        println!("OQBENCH list_{label}_{name}_p50 {:.3} ms", ms(p(0.5)));
+        queue::report("list", label, name, total, times);
     }
 }
 
@@ -140,7 +76,7 @@ fn main() {
         let world = seed(&s).await;
         let t = Instant::now();
         let store = SqliteStore::open_in(&s.data_dir).expect("store");
-        fill(&store, &world.conversation);
+        queue::fill(&store, &world.conversation, ANA, QUESTIONS, 10);
         println!(
             "filled {QUESTIONS} questions ({} answered) in {:.1} s",
             QUESTIONS / 10,
