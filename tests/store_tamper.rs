@@ -179,10 +179,11 @@ fn a_store_from_before_the_chain_is_chained_once_on_open() {
     let heads = door(dir, &["store", "head", "--json"]).json();
     // The store as version 6 wrote it: no chain column.
     let conn = rusqlite::Connection::open(store_file(dir)).unwrap();
-    // (and without the search index of version 8, which comes after it)
+    // (and without the search index of version 8 and the settlement index of version 9,
+    // which come after it)
     conn.execute_batch(
         "DROP TRIGGER events_derive_search_declared; DROP TRIGGER events_derive_search_answered;
-         DROP TABLE question_search;
+         DROP TABLE question_search; DROP INDEX events_settled_by_project;
          ALTER TABLE events DROP COLUMN chain; PRAGMA user_version = 6;",
     )
     .unwrap();

@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[&str] = &[
     V6_PROJECT_SEQUENCE,
     V7_EVENT_CHAIN,
     V8_QUESTION_SEARCH,
+    V9_SETTLEMENTS_BY_PROJECT,
 ];
 
 /// The version whose step is followed by chaining the existing history (`chain.rs`,
@@ -376,4 +377,14 @@ BEGIN
     SELECT NEW.seq, d.seq, json_extract(NEW.payload, '$.resposta')
       FROM events d WHERE d.type = 'artifact.open_question' AND d.question_id = NEW.question_id;
 END;
+"#;
+
+/// Version 9: a project's settlements (answers and closures) in log order, so the
+/// decision history's newest page is an index walk that stops after a page, and its
+/// total an index count, instead of a look at every event of the project and a sort of
+/// every decision (2.2 s for a page among 1,000,000 events without it). Derived like the
+/// other indexes; it decides nothing.
+pub const V9_SETTLEMENTS_BY_PROJECT: &str = r#"
+CREATE INDEX events_settled_by_project ON events(project_id, seq)
+ WHERE type IN ('open_question.answered', 'open_question.closed');
 "#;

@@ -15,13 +15,15 @@ use crate::engine::decisions::{DecisionPage, DecisionQuery, source_sql};
 const FROM: &str = "events st JOIN events d ON d.type = 'artifact.open_question'
                                           AND d.question_id = st.question_id";
 
-pub(super) fn decisions(
-    conn: &Connection,
+/// The count's and the page's SQL, each with its bound values.
+type Sql = (String, Vec<(String, Value)>);
+
+fn plan(
     project_id: Option<&str>,
     q: &DecisionQuery,
     after: Option<i64>,
     limit: usize,
-) -> Result<DecisionPage, OqError> {
+) -> (Sql, Sql) {
     let mut filter = String::from("st.type IN ('open_question.answered', 'open_question.closed')");
     let mut params: Vec<(String, Value)> = Vec::new();
     if let Some(p) = project_id {
@@ -34,8 +36,8 @@ pub(super) fn decisions(
     }
     if let Some(a) = &q.affects {
         filter.push_str(
-            " AND d.question_id IN (SELECT question_id FROM question_links
-                                    WHERE kind = :link_kind AND target = :link_target)",
+            " AND st.question_id IN (SELECT question_id FROM question_links
+                                     WHERE kind = :link_kind AND target = :link_target)",
         );
         params.push((":link_kind".into(), Value::Text(a.kind.as_str().into())));
         params.push((":link_target".into(), Value::Text(a.id.clone())));
@@ -52,18 +54,39 @@ pub(super) fn decisions(
     }
     search_filter("d.seq", q.search.as_ref(), &mut filter, &mut params);
 
-    let total: i64 = conn
-        .prepare_cached(&format!("SELECT count(*) FROM {FROM} WHERE {filter}"))?
-        .query_row(&*bound(&params), |r| r.get(0))?;
-
+    // Only a search needs the declaration to count: every other filter is the
+    // settlement's own, and the total is then a walk of `events_settled_by_project`.
+    let count_from = if q.search.is_some() {
+        FROM
+    } else {
+        "events st"
+    };
+    let count = (
+        format!("SELECT count(*) FROM {count_from} WHERE {filter}"),
+        params.clone(),
+    );
     if let Some(after) = after {
         filter.push_str(" AND st.seq < :after");
         params.push((":after".into(), Value::Integer(after)));
     }
     params.push((":limit".into(), Value::Integer(limit as i64)));
-    let sql = format!(
+    let page = format!(
         "SELECT {QUESTION_COLUMNS}, st.seq FROM {FROM} WHERE {filter} ORDER BY st.seq DESC LIMIT :limit"
     );
+    (count, (page, params))
+}
+
+pub(super) fn decisions(
+    conn: &Connection,
+    project_id: Option<&str>,
+    q: &DecisionQuery,
+    after: Option<i64>,
+    limit: usize,
+) -> Result<DecisionPage, OqError> {
+    let ((count_sql, count_params), (sql, params)) = plan(project_id, q, after, limit);
+    let total: i64 = conn
+        .prepare_cached(&count_sql)?
+        .query_row(&*bound(&count_params), |r| r.get(0))?;
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(&*bound(&params), |row| {
         let seq: i64 = row.get(9)?;
@@ -77,4 +100,39 @@ pub(super) fn decisions(
         items,
         total: total as u64,
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// How SQLite runs `sql`: its query plan's lines.
+    fn how(conn: &Connection, (sql, params): &Sql) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt
+            .query_map(&*bound(params), |r| r.get::<_, String>(3))
+            .unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    }
+
+    /// The newest page walks a project's settlements backwards through their index and
+    /// stops after a page; the total counts that index alone (no declaration joined, no
+    /// sort): with neither, a page among 1,000,000 events took 2.2 s.
+    #[test]
+    fn the_newest_page_and_its_total_walk_the_settlement_index() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::engine::sqlite::schema::migrate(&conn, 0).unwrap();
+        let q = DecisionQuery::parse(None, None, None, None).unwrap();
+        let (count, page) = plan(Some("loja"), &q, Some(900), 50);
+        for (what, plan) in [("count", how(&conn, &count)), ("page", how(&conn, &page))] {
+            assert!(plan.contains("events_settled_by_project"), "{what}: {plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{what} sorts: {plan}");
+        }
+        let count = how(&conn, &count);
+        assert!(
+            !count.contains(" d "),
+            "the count joins the declarations: {count}"
+        );
+    }
 }
