@@ -121,7 +121,7 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
     // The session ends with the field open over its own interaction pause: lifted, or
     // the countdown would stay held on the server after the person has gone.
     if matches!(reason, ExitReason::Teardown(_)) {
-        super::auto::lift_interaction(model, &mut fx);
+        super::interaction::lift_interaction(model, &mut fx);
     }
     if flags.reset_form && was_attached && (model.form.is_some() || model.choices.is_some()) {
         let typing_in = match model.focus {

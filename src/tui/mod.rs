@@ -26,6 +26,7 @@ pub mod drafts;
 pub mod effect;
 pub mod help;
 mod input;
+mod interaction;
 pub mod keymap;
 mod keys;
 pub mod link;

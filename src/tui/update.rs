@@ -25,7 +25,7 @@ pub fn init(model: &mut Model) -> Vec<Effect> {
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     let mut fx = step(model, msg);
-    super::auto::follow_interaction(model, &mut fx);
+    super::interaction::follow_interaction(model, &mut fx);
     fx
 }
 
