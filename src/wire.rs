@@ -89,6 +89,26 @@ pub struct ClosedItem {
 }
 
 impl QuestionItem {
+    /// How it was settled, and whether by an answer; `None` while open (what
+    /// [`crate::engine::StatusFilter::admits`] reads). An older server's item without
+    /// `decisionSource` reads as its answer or closure says.
+    pub fn settlement(&self) -> Option<(DecisionSource, bool)> {
+        if let Some(a) = &self.answer {
+            let source = a
+                .decision_source
+                .unwrap_or(DecisionSource::for_answer(a.aceitou_sugestao));
+            return Some((source, true));
+        }
+        self.closed.as_ref().map(|c| {
+            let source = c.decision_source.unwrap_or(match c.reason.as_str() {
+                "rejected" => DecisionSource::Dismissed,
+                "withdrawn" => DecisionSource::Withdrawn,
+                _ => DecisionSource::Upstream,
+            });
+            (source, false)
+        })
+    }
+
     pub fn from_question(q: &Question, viewer: &Actor) -> Self {
         let (can_answer, reason) = q.answerability(viewer);
         QuestionItem {

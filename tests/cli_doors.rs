@@ -335,7 +335,7 @@ fn each_refusal_has_its_exit_code_and_a_one_line_reason() {
     // Usage errors are clap's.
     assert_eq!(run(oq(dir, "alice").arg("bogus")).code, exit::USAGE);
     assert_eq!(
-        run(oq(dir, "alice").args(["list", "--status", "closed"])).code,
+        run(oq(dir, "alice").args(["list", "--status", "maybe"])).code,
         exit::USAGE
     );
     assert_eq!(

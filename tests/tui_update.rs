@@ -6,8 +6,8 @@
 mod tui_fixtures;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
-use oq::domain::AnswerInput;
 use oq::domain::readiness::ReadinessGate;
+use oq::domain::{AnswerInput, DecisionSource};
 use oq::engine::{ListQuery, Sort, StatusFilter};
 use oq::tui::effect::{Effect, Msg};
 use oq::tui::keymap::{Action, Keymap, KeysConfig};
@@ -566,7 +566,30 @@ fn filter_cycles_and_reloads() {
         }
     );
     update(&mut m, ch('f'));
+    assert_eq!(m.filter, StatusFilter::Closed);
+    update(&mut m, ch('f'));
     assert_eq!(m.filter, StatusFilter::All);
+    // Then each way of settling (`decisionSource`), and `F` the other way round.
+    let fx = update(&mut m, ch('f'));
+    assert_eq!(m.filter, StatusFilter::Decided(DecisionSource::Person));
+    assert_eq!(
+        fx[0],
+        Effect::Load {
+            id: m.queue.generation,
+            query: ListQuery::new(StatusFilter::Decided(DecisionSource::Person)),
+            pages: 1
+        }
+    );
+    update(&mut m, ch('F'));
+    assert_eq!(m.filter, StatusFilter::All);
+    for _ in 0..4 {
+        update(&mut m, ch('F'));
+    }
+    assert_eq!(
+        m.filter,
+        StatusFilter::Decided(DecisionSource::Withdrawn),
+        "back past open to the last"
+    );
     let fx = update(&mut m, ch('o'));
     assert_eq!(
         m.filter,

@@ -184,7 +184,9 @@ pub struct AskArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    #[arg(long, default_value = "open", value_parser = ["open", "answered", "all"])]
+    /// open, answered, closed, all, or how the settled ones were settled: person,
+    /// suggestion, auto_delegate, delegate, upstream, vanished, dismissed, withdrawn.
+    #[arg(long, default_value = "open", value_parser = clap::builder::PossibleValuesParser::new(crate::engine::StatusFilter::names()))]
     pub status: String,
     /// At most this many (1–50).
     #[arg(long, default_value_t = 50)]

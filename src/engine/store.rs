@@ -10,7 +10,9 @@ use super::decisions::{DecisionPage, DecisionQuery};
 use super::list::{Cursor, Sort};
 use crate::domain::dev_context::Decisao;
 use crate::domain::search::Search;
-use crate::domain::{ErrorCode, Event, OqError, Question, Session, StoredEvent, Story, Task};
+use crate::domain::{
+    DecisionSource, ErrorCode, Event, OqError, Question, Session, StoredEvent, Story, Task,
+};
 
 /// An event to append, before the log gives it a position.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,13 +22,19 @@ pub struct NewEvent {
     pub event: Event,
 }
 
-/// Which questions to list.
+/// Which questions to list: by state, or the settled ones by how they were settled
+/// (`decisionSource`, SPEC §2), so `--status auto_delegate` finds what a timer sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StatusFilter {
     #[default]
     Open,
+    /// Settled by an answer (a person's, a suggestion, a timer's, a delegation, upstream).
     Answered,
+    /// Settled without an answer (dismissed, vanished, withdrawn, closed upstream).
+    Closed,
     All,
+    /// Settled, and settled this way.
+    Decided(DecisionSource),
 }
 
 impl std::str::FromStr for StatusFilter {
@@ -35,11 +43,17 @@ impl std::str::FromStr for StatusFilter {
         match s {
             "open" => Ok(StatusFilter::Open),
             "answered" => Ok(StatusFilter::Answered),
+            "closed" => Ok(StatusFilter::Closed),
             "all" => Ok(StatusFilter::All),
-            _ => Err(OqError::invalid(
-                ErrorCode::InvalidStatus,
-                format!("status {s:?}: expected open, answered or all"),
-            )),
+            _ => s.parse().map(StatusFilter::Decided).map_err(|()| {
+                OqError::invalid(
+                    ErrorCode::InvalidStatus,
+                    format!(
+                        "status {s:?}: expected {}",
+                        StatusFilter::names().join(", ")
+                    ),
+                )
+            }),
         }
     }
 }
@@ -49,7 +63,43 @@ impl StatusFilter {
         match self {
             StatusFilter::Open => "open",
             StatusFilter::Answered => "answered",
+            StatusFilter::Closed => "closed",
             StatusFilter::All => "all",
+            StatusFilter::Decided(source) => source.as_str(),
+        }
+    }
+
+    /// Every filter, in the order a person cycles through them (the TUI's `f`).
+    pub fn every() -> Vec<StatusFilter> {
+        let mut all = vec![
+            StatusFilter::Open,
+            StatusFilter::Answered,
+            StatusFilter::Closed,
+            StatusFilter::All,
+        ];
+        all.extend(DecisionSource::ALL.map(StatusFilter::Decided));
+        all
+    }
+
+    /// Every name `--status` and the list route's `status` take.
+    pub fn names() -> Vec<&'static str> {
+        StatusFilter::every()
+            .into_iter()
+            .map(StatusFilter::as_str)
+            .collect()
+    }
+
+    /// Whether a question of this state, settled this way (`None`: still open; `Some((source,
+    /// answered))`), is in the filter. The in-hand lists (OpenCode direct, the mirror) and
+    /// the stores' SQL hold the same rule.
+    pub fn admits(self, settled: Option<(DecisionSource, bool)>) -> bool {
+        match (self, settled) {
+            (StatusFilter::All, _) => true,
+            (StatusFilter::Open, open) => open.is_none(),
+            (StatusFilter::Answered, Some((_, answered))) => answered,
+            (StatusFilter::Closed, Some((_, answered))) => !answered,
+            (StatusFilter::Decided(want), Some((source, _))) => want == source,
+            (_, None) => false,
         }
     }
 }

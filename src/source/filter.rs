@@ -1,6 +1,7 @@
 //! A list query answered over items already in hand, for a source with no index of its
-//! own (OpenCode direct, the offline mirror): the same search words
-//! (`domain::search`), the same orders, an offset for a cursor.
+//! own (OpenCode direct, the offline mirror): the same status rule
+//! (`StatusFilter::admits`), the same search words (`domain::search`), the same orders,
+//! an offset for a cursor.
 //!
 //! Invariant: the total is the whole filter's, the search included; the cursor is an
 //! offset into that filtered, sorted list.
@@ -12,6 +13,7 @@ use crate::wire::{QuestionItem, QuestionList};
 /// `items` in the order they were seen (oldest first), filtered, sorted and paged.
 pub fn apply(mut items: Vec<QuestionItem>, query: &ListQuery) -> Result<QuestionList, OqError> {
     let limit = query.checked_limit()?;
+    items.retain(|q| query.status.admits(q.settlement()));
     if let Some(search) = &query.search {
         items.retain(|q| {
             let answer = q.answer.as_ref().map(|a| a.resposta.as_str());
@@ -104,5 +106,37 @@ mod tests {
             ),
             ("q-1", "a")
         );
+    }
+
+    #[test]
+    fn the_status_filters_the_items_in_hand_as_the_stores_do() {
+        let mut auto = item("q-auto", "a", 1, "po");
+        auto.answer = serde_json::from_value(serde_json::json!({
+            "resposta": "go on", "aceitouSugestao": false, "decisionEventId": "d",
+            "respondidaPor": "bridge:laptop", "answeredAt": 2, "decisionSource": "auto_delegate"
+        }))
+        .unwrap();
+        let mut gone = item("q-gone", "b", 2, "po");
+        // An older server's closure: no decisionSource, read from its reason.
+        gone.closed = serde_json::from_value(
+            serde_json::json!({"reason": "withdrawn", "by": "po", "closedAt": 3}),
+        )
+        .unwrap();
+        let items = vec![item("q-open", "c", 3, "po"), auto, gone];
+        let ids = |status: &str| {
+            let q = ListQuery::new(status.parse().unwrap());
+            let list = apply(items.clone(), &q).unwrap();
+            list.items
+                .into_iter()
+                .map(|q| q.question_id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids("open"), ["q-open"]);
+        assert_eq!(ids("answered"), ["q-auto"]);
+        assert_eq!(ids("auto_delegate"), ["q-auto"]);
+        assert_eq!(ids("closed"), ["q-gone"]);
+        assert_eq!(ids("withdrawn"), ["q-gone"]);
+        assert_eq!(ids("person"), Vec::<String>::new());
+        assert_eq!(ids("all").len(), 3);
     }
 }

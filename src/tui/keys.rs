@@ -328,12 +328,15 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             }
         }
         Action::Editor => open_editor(model, fx),
-        Action::Filter => {
-            model.filter = match model.filter {
-                StatusFilter::Open => StatusFilter::Answered,
-                StatusFilter::Answered => StatusFilter::All,
-                StatusFilter::All => StatusFilter::Open,
+        Action::Filter | Action::FilterBack => {
+            let every = StatusFilter::every();
+            let at = every.iter().position(|f| *f == model.filter).unwrap_or(0);
+            let step = if action == Action::Filter {
+                1
+            } else {
+                every.len() - 1
             };
+            model.filter = every[(at + step) % every.len()];
             model.queue.items.clear();
             model.queue.cursor = None;
             model.queue.loaded_once = false;

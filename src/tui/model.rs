@@ -56,11 +56,7 @@ pub fn sort_label(s: Sort) -> &'static str {
 }
 
 pub fn filter_label(f: StatusFilter) -> &'static str {
-    match f {
-        StatusFilter::Open => "open",
-        StatusFilter::Answered => "answered",
-        StatusFilter::All => "all",
-    }
+    f.as_str()
 }
 
 /// The link to the source, as the status line shows it. `since` is Unix ms.

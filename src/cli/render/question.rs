@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use super::{age, one_line};
 use crate::domain::DecisionSource;
-use crate::wire::{AnswerItem, ClosedItem, PromptItem, QuestionItem, QuestionList};
+use crate::wire::{AnswerItem, PromptItem, QuestionItem, QuestionList};
 
 pub fn question_list(list: &QuestionList, now_ms: i64) -> String {
     if list.items.is_empty() {
@@ -39,7 +39,7 @@ pub fn question_list(list: &QuestionList, now_ms: i64) -> String {
 /// The list's mark and state word: `●` yours to answer, `○` open for someone else, `✓`
 /// decided by a person, `·` settled otherwise — the word says how.
 fn standing(q: &QuestionItem) -> (&'static str, &'static str) {
-    if let Some(source) = settled_by(q) {
+    if let Some((source, _)) = q.settlement() {
         let mark = if source.is_persons_own() { "✓" } else { "·" };
         return (mark, source_word(source));
     }
@@ -48,25 +48,6 @@ fn standing(q: &QuestionItem) -> (&'static str, &'static str) {
         (false, true) => ("●", "for you"),
         (false, false) => ("○", "open"),
     }
-}
-
-fn settled_by(q: &QuestionItem) -> Option<DecisionSource> {
-    if let Some(a) = &q.answer {
-        return Some(answer_source(a));
-    }
-    q.closed.as_ref().map(closure_source)
-}
-
-fn answer_source(a: &AnswerItem) -> DecisionSource {
-    a.decision_source
-        .unwrap_or(DecisionSource::for_answer(a.aceitou_sugestao))
-}
-
-fn closure_source(c: &ClosedItem) -> DecisionSource {
-    c.decision_source.unwrap_or(match c.reason.as_str() {
-        "rejected" => DecisionSource::Dismissed,
-        _ => DecisionSource::Upstream,
-    })
 }
 
 /// The list's word for a decision source (≤ 10 characters).
@@ -122,12 +103,12 @@ pub fn question(q: &QuestionItem, now_ms: i64) -> String {
     }
     if let Some(a) = &q.answer {
         out.push_str(&answered(a, &q.prompts, now_ms));
-    } else if let Some(c) = &q.closed {
+    } else if let (Some(c), Some((source, _))) = (&q.closed, q.settlement()) {
         out.push_str(&format!(
             "closed    by {} {} ago · {}\n",
             c.by,
             age(now_ms, c.closed_at),
-            source_words(closure_source(c))
+            source_words(source)
         ));
     } else if q.can_answer {
         out.push_str(&hint(q));
@@ -183,7 +164,10 @@ fn answered(a: &AnswerItem, parts: &[PromptItem], now_ms: i64) -> String {
         "answered  by {} {} ago · {}\n",
         a.respondida_por,
         age(now_ms, a.answered_at),
-        source_words(answer_source(a))
+        source_words(
+            a.decision_source
+                .unwrap_or(DecisionSource::for_answer(a.aceitou_sugestao))
+        )
     );
     if a.answers.is_empty() {
         out.push_str(&format!("          {}\n", a.resposta));

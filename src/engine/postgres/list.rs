@@ -7,6 +7,7 @@
 use postgres::types::ToSql;
 
 use crate::domain::search::Search;
+use crate::engine::decisions::source_sql;
 use crate::engine::list::Sort;
 use crate::engine::store::{QuestionQuery, StatusFilter};
 
@@ -77,8 +78,32 @@ pub(super) fn list_sql(q: &QuestionQuery<'_>, columns: &str, settlement: &str) -
             "d.project_id",
             String::from("d.type = 'artifact.open_question'"),
         ),
+        StatusFilter::Closed | StatusFilter::Decided(_) => (
+            "oq.events d",
+            "d.seq",
+            "d.project_id",
+            String::from(
+                "d.type = 'artifact.open_question' AND EXISTS (SELECT 1 FROM oq.events st
+                   WHERE st.type IN ('open_question.answered', 'open_question.closed')
+                     AND st.question_id = d.question_id AND ",
+            ),
+        ),
     };
     let mut params: Vec<Param> = Vec::new();
+    match q.status {
+        StatusFilter::Closed => filter.push_str("st.type = 'open_question.closed')"),
+        StatusFilter::Decided(source) => {
+            params.push(Param::Text(source.as_str().into()));
+            let derived = source_sql(
+                "st.type",
+                "(st.payload->>'decisionSource')",
+                "coalesce((st.payload->>'aceitouSugestao')::boolean, false)",
+                "(st.payload->>'reason')",
+            );
+            filter.push_str(&format!("{derived} = ${})", params.len()));
+        }
+        StatusFilter::Open | StatusFilter::Answered | StatusFilter::All => {}
+    }
     if let Some(p) = q.project_id {
         params.push(Param::Text(p.to_string()));
         filter.push_str(&format!(" AND {project} = ${}", params.len()));

@@ -12,7 +12,7 @@ pub(super) fn list_op() -> Value {
     let sorts: Vec<&str> = Sort::ALL.iter().map(|s| s.as_str()).collect();
     let list_params = json!([
         param("projectId"),
-        { "name": "status", "in": "query", "schema": { "type": "string", "enum": ["open", "answered", "all"], "default": "open" } },
+        { "name": "status", "in": "query", "description": "a state (`open`, `answered`, `closed`, `all`) or, for settled questions, how they were settled (a `decisionSource`)", "schema": { "type": "string", "enum": crate::engine::StatusFilter::names(), "default": "open" } },
         { "name": "q", "in": "query", "schema": { "type": "string", "maxLength": SEARCH_MAX_CHARS },
           "description": format!("search: only questions with every word (at most {SEARCH_MAX_WORDS}, whitespace apart) in their text, suggestion or answer, as a substring, case aside; over every question of the filter (`invalid_search` when too long)") },
         { "name": "sort", "in": "query", "schema": { "type": "string", "enum": sorts, "default": "oldest" },

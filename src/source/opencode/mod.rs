@@ -108,21 +108,20 @@ impl Source for OpencodeSource {
         let dirs = self.scope(project)?;
         let status = query.status;
         let mut items: Vec<QuestionItem> = Vec::new();
-        if matches!(status, StatusFilter::Open | StatusFilter::All) {
+        if status.admits(None) {
             let pending = self.pending(&dirs).await?;
             items.extend(pending.iter().map(|p| self.item(p)));
         }
-        if matches!(status, StatusFilter::Answered | StatusFilter::All) {
+        if status != StatusFilter::Open {
             let st = self.state();
             items.extend(
                 st.settled
                     .iter()
                     .filter(|q| dirs.contains(&q.project_id.as_str()))
-                    .filter(|q| status == StatusFilter::All || q.answer.is_some())
                     .cloned(),
             );
         }
-        // OpenCode lists everything pending at once: search, sort and page here.
+        // OpenCode lists everything pending at once: filter, search, sort and page here.
         filter::apply(items, query)
     }
 

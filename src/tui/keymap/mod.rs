@@ -40,6 +40,7 @@ pub enum Action {
     Answer,
     Editor,
     Filter,
+    FilterBack,
     Sort,
     Search,
     ImReady,

@@ -69,9 +69,11 @@ fn draw_open(
     waiting_in_footer: bool,
 ) {
     let noun = match model.filter {
-        StatusFilter::Open => "Open questions",
-        StatusFilter::Answered => "Answered questions",
-        StatusFilter::All => "All questions",
+        StatusFilter::Open => "Open questions".to_string(),
+        StatusFilter::Answered => "Answered questions".to_string(),
+        StatusFilter::Closed => "Closed questions".to_string(),
+        StatusFilter::All => "All questions".to_string(),
+        StatusFilter::Decided(source) => format!("Settled: {source}"),
     };
     let loaded = model.queue.items.len() as u64;
     let total = model.queue.total;

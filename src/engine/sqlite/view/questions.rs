@@ -12,6 +12,7 @@ use rusqlite::types::Value;
 use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, question_from_row};
 use crate::domain::OqError;
 use crate::domain::search::Search;
+use crate::engine::decisions::source_sql;
 use crate::engine::list::Sort;
 use crate::engine::store::{QuestionPage, QuestionQuery, StatusFilter};
 
@@ -53,8 +54,32 @@ impl Plan {
                 "d.project_id",
                 String::from("d.type = 'artifact.open_question'"),
             ),
+            StatusFilter::Closed | StatusFilter::Decided(_) => (
+                "events d",
+                "d.seq",
+                "d.project_id",
+                String::from(
+                    "d.type = 'artifact.open_question' AND EXISTS (SELECT 1 FROM events st
+                       WHERE st.type IN ('open_question.answered', 'open_question.closed')
+                         AND st.question_id = d.question_id AND ",
+                ),
+            ),
         };
         let mut params = Vec::new();
+        match q.status {
+            StatusFilter::Closed => filter.push_str("st.type = 'open_question.closed')"),
+            StatusFilter::Decided(source) => {
+                let derived = source_sql(
+                    "st.type",
+                    "json_extract(st.payload, '$.decisionSource')",
+                    "json_extract(st.payload, '$.aceitouSugestao')",
+                    "json_extract(st.payload, '$.reason')",
+                );
+                filter.push_str(&format!("{derived} = :source)"));
+                params.push((":source".into(), Value::Text(source.as_str().into())));
+            }
+            StatusFilter::Open | StatusFilter::Answered | StatusFilter::All => {}
+        }
         if let Some(p) = q.project_id {
             filter.push_str(&format!(" AND {project} = :project"));
             params.push((":project".into(), Value::Text(p.into())));
@@ -62,7 +87,7 @@ impl Plan {
         search_filter(seq, q.search, &mut filter, &mut params);
         let count_from = match q.status {
             StatusFilter::Open => "open_questions o",
-            StatusFilter::Answered | StatusFilter::All => from,
+            _ => from,
         };
         Plan {
             from,
