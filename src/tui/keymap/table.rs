@@ -117,7 +117,7 @@ pub const TABLE: &[Row] = &[
         A::Filter,
         Normal,
         &["f"],
-        "filter: open / answered / closed / all / each way of settling",
+        "filter: open / answered / closed / all / how settled",
         &[(W::Panes, "filter")],
     ),
     row(
