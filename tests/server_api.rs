@@ -355,7 +355,7 @@ async fn list_pages_and_absurd_queries() {
         ("cursor=-5", "invalid_cursor"),
         ("cursor=abc", "invalid_cursor"),
         ("cursor=999999999999999999999999", "invalid_cursor"),
-        ("status=closed", "invalid_status"),
+        ("status=maybe", "invalid_status"),
         ("unknown=1", "invalid_query"),
     ] {
         let r = s.get(BIA, &format!("{list}?{query}")).await;
