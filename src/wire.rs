@@ -100,10 +100,11 @@ impl QuestionItem {
             return Some((source, true));
         }
         self.closed.as_ref().map(|c| {
-            let source = c.decision_source.unwrap_or(match c.reason.as_str() {
-                "rejected" => DecisionSource::Dismissed,
-                "withdrawn" => DecisionSource::Withdrawn,
-                _ => DecisionSource::Upstream,
+            let source = c.decision_source.unwrap_or_else(|| {
+                let reason = serde_json::Value::String(c.reason.clone());
+                serde_json::from_value(reason)
+                    .map(DecisionSource::for_closure)
+                    .unwrap_or(DecisionSource::Upstream)
             });
             (source, false)
         })

@@ -44,12 +44,7 @@ pub(super) fn decisions_sql(
     }
     if let Some(source) = q.source {
         let n = push(&mut params, Param::Text(source.as_str().into()));
-        let derived = source_sql(
-            "st.type",
-            "(st.payload->>'decisionSource')",
-            "coalesce((st.payload->>'aceitouSugestao')::boolean, false)",
-            "(st.payload->>'reason')",
-        );
+        let derived = settled_source();
         filter.push_str(&format!(" AND {derived} = ${n}"));
     }
     search_filter(q.search.as_ref(), &mut filter, &mut params);
@@ -69,4 +64,15 @@ pub(super) fn decisions_sql(
         page_params: params,
         count_params,
     }
+}
+
+/// The `decisionSource` of the settlement aliased `st`, derived for older events too:
+/// the history's filter and the list's `status=SOURCE` read it alike.
+pub(super) fn settled_source() -> String {
+    source_sql(
+        "st.type",
+        "(st.payload->>'decisionSource')",
+        "coalesce((st.payload->>'aceitouSugestao')::boolean, false)",
+        "(st.payload->>'reason')",
+    )
 }

@@ -7,7 +7,6 @@
 use postgres::types::ToSql;
 
 use crate::domain::search::Search;
-use crate::engine::decisions::source_sql;
 use crate::engine::list::Sort;
 use crate::engine::store::{QuestionQuery, StatusFilter};
 
@@ -94,12 +93,7 @@ pub(super) fn list_sql(q: &QuestionQuery<'_>, columns: &str, settlement: &str) -
         StatusFilter::Closed => filter.push_str("st.type = 'open_question.closed')"),
         StatusFilter::Decided(source) => {
             params.push(Param::Text(source.as_str().into()));
-            let derived = source_sql(
-                "st.type",
-                "(st.payload->>'decisionSource')",
-                "coalesce((st.payload->>'aceitouSugestao')::boolean, false)",
-                "(st.payload->>'reason')",
-            );
+            let derived = super::decisions::settled_source();
             filter.push_str(&format!("{derived} = ${})", params.len()));
         }
         StatusFilter::Open | StatusFilter::Answered | StatusFilter::All => {}

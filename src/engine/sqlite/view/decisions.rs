@@ -43,12 +43,7 @@ fn plan(
         params.push((":link_target".into(), Value::Text(a.id.clone())));
     }
     if let Some(source) = q.source {
-        let derived = source_sql(
-            "st.type",
-            "json_extract(st.payload, '$.decisionSource')",
-            "json_extract(st.payload, '$.aceitouSugestao')",
-            "json_extract(st.payload, '$.reason')",
-        );
+        let derived = settled_source();
         filter.push_str(&format!(" AND {derived} = :source"));
         params.push((":source".into(), Value::Text(source.as_str().into())));
     }
@@ -100,6 +95,17 @@ pub(super) fn decisions(
         items,
         total: total as u64,
     })
+}
+
+/// The `decisionSource` of the settlement aliased `st`, derived for older events too:
+/// the history's filter and the list's `--status SOURCE` read it alike.
+pub(super) fn settled_source() -> String {
+    source_sql(
+        "st.type",
+        "json_extract(st.payload, '$.decisionSource')",
+        "json_extract(st.payload, '$.aceitouSugestao')",
+        "json_extract(st.payload, '$.reason')",
+    )
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use rusqlite::types::Value;
 use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, question_from_row};
 use crate::domain::OqError;
 use crate::domain::search::Search;
-use crate::engine::decisions::source_sql;
 use crate::engine::list::Sort;
 use crate::engine::store::{QuestionPage, QuestionQuery, StatusFilter};
 
@@ -69,12 +68,7 @@ impl Plan {
         match q.status {
             StatusFilter::Closed => filter.push_str("st.type = 'open_question.closed')"),
             StatusFilter::Decided(source) => {
-                let derived = source_sql(
-                    "st.type",
-                    "json_extract(st.payload, '$.decisionSource')",
-                    "json_extract(st.payload, '$.aceitouSugestao')",
-                    "json_extract(st.payload, '$.reason')",
-                );
+                let derived = super::decisions::settled_source();
                 filter.push_str(&format!("{derived} = :source)"));
                 params.push((":source".into(), Value::Text(source.as_str().into())));
             }
