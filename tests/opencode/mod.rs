@@ -448,6 +448,12 @@ impl Drop for Peer {
 }
 
 impl Peer {
+    /// The pid of the running `opencode serve` (not its watchdog shell), for a test that
+    /// stops and continues it (SIGSTOP/SIGCONT) to play an upstream that hangs.
+    pub fn server_pid(&self) -> u32 {
+        self.server.inner_pid.expect("opencode serve is running")
+    }
+
     /// Stops `opencode serve` (its pending questions die with it: OpenCode keeps them in
     /// memory) and starts it again on the same port, state and directories; waits for
     /// health.
