@@ -138,6 +138,12 @@ async fn decisions_are_newest_first_filtered_over_the_history_and_paged() {
         must(&get("since=2000-01-01T00:00:00Z".into()).await, 200)["total"],
         3
     );
+    // A bound to the millisecond: the decision made at that instant is in, one
+    // millisecond later it is out (what the HTTP source sends for an exact `since`).
+    let at = items[1]["answer"]["answeredAt"].as_i64().unwrap();
+    let since = |ms: i64| get(format!("since={}", oq::domain::date::format_utc_exact(ms)));
+    assert!(ids(must(&since(at).await, 200)).contains(&cache));
+    assert!(!ids(must(&since(at + 1).await, 200)).contains(&cache));
 
     // Pages of one: each decision once, in order, whatever is decided meanwhile.
     let first = get("limit=1".into()).await;

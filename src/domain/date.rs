@@ -2,8 +2,9 @@
 //! and text print. Pure arithmetic on the proleptic Gregorian calendar (Howard Hinnant's
 //! days-from-civil), so oq needs no date crate for two formats.
 //!
-//! Invariant: a parsed date is a real day of a year in [`MIN_YEAR`]..=[`MAX_YEAR`], and
-//! `format_utc(parse_utc(t))` gives `t` back for the full form.
+//! Invariant: a parsed date is a real day of a year in [`MIN_YEAR`]..=[`MAX_YEAR`],
+//! `format_utc(parse_utc(t))` gives `t` back for the full form, and
+//! `parse_utc(&format_utc_exact(ms)) == ms` for every time in range.
 
 use super::{ErrorCode, OqError};
 
@@ -47,7 +48,7 @@ fn days_in_month(y: i64, m: i64) -> i64 {
     }
 }
 
-/// `YYYY-MM-DD` (midnight UTC) or `YYYY-MM-DDTHH:MM:SSZ`, as Unix milliseconds.
+/// `YYYY-MM-DD` (midnight UTC) or `YYYY-MM-DDTHH:MM:SS[.mmm]Z`, as Unix milliseconds.
 pub fn parse_utc(text: &str) -> Result<i64, OqError> {
     let bad = |why: &str| {
         OqError::invalid(
@@ -84,9 +85,14 @@ pub fn parse_utc(text: &str) -> Result<i64, OqError> {
         let [h, mi, s] = parts[..] else {
             return Err(bad("not a time"));
         };
+        // Milliseconds, when given, are exactly three digits: what `format_utc` prints.
+        let (s, frac) = match s.split_once('.') {
+            Some((s, f)) => (s, Some(num(f, 3).ok_or_else(|| bad("not a time"))?)),
+            None => (s, None),
+        };
         match (num(h, 2), num(mi, 2), num(s, 2)) {
             (Some(h), Some(mi), Some(s)) if h < 24 && mi < 60 && s < 60 => {
-                ms += ((h * 60 + mi) * 60 + s) * 1000;
+                ms += ((h * 60 + mi) * 60 + s) * 1000 + frac.unwrap_or(0);
             }
             _ => return Err(bad("not a time")),
         }
@@ -94,12 +100,23 @@ pub fn parse_utc(text: &str) -> Result<i64, OqError> {
     Ok(ms)
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ` of Unix milliseconds (the seconds truncated).
+/// `YYYY-MM-DDTHH:MM:SSZ` of Unix milliseconds (the seconds truncated), as the text and
+/// CSV renderings print a time.
 pub fn format_utc(ms: i64) -> String {
     let (days, rest) = (ms.div_euclid(DAY_MS), ms.rem_euclid(DAY_MS) / 1000);
     let (y, m, d) = civil_from_days(days);
     let (h, mi, s) = (rest / 3600, rest / 60 % 60, rest % 60);
     format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// [`format_utc`] with the milliseconds (`…:SS.mmmZ`) when there are any: what a source
+/// sends another oq, so a bound such as `--since` crosses HTTP exactly.
+pub fn format_utc_exact(ms: i64) -> String {
+    let whole = format_utc(ms);
+    match ms.rem_euclid(1000) {
+        0 => whole,
+        frac => format!("{}.{frac:03}Z", &whole[..whole.len() - 1]),
+    }
 }
 
 #[cfg(test)]
@@ -121,6 +138,24 @@ mod tests {
     }
 
     #[test]
+    fn an_exact_time_keeps_its_milliseconds_both_ways() {
+        for ms in [
+            0,
+            999,
+            1_793_664_000_001,
+            1_793_664_000_999,
+            1_793_664_001_000,
+        ] {
+            assert_eq!(parse_utc(&format_utc_exact(ms)).unwrap(), ms, "{ms}");
+        }
+        assert_eq!(
+            format_utc_exact(1_793_664_000_042),
+            "2026-11-03T00:00:00.042Z"
+        );
+        assert_eq!(format_utc_exact(1_793_664_000_000), "2026-11-03T00:00:00Z");
+    }
+
+    #[test]
     fn a_bad_date_is_refused_by_name() {
         for (text, why) in [
             ("yesterday", "not a date"),
@@ -131,6 +166,9 @@ mod tests {
             ("2026-11-03T10:00:00", "no Z"),
             ("2026-11-03T24:00:00Z", "not a time"),
             ("+026-11-03", "not a date"),
+            ("2026-11-03T10:00:00.5Z", "not a time"),
+            ("2026-11-03T10:00:00.Z", "not a time"),
+            ("2026-11-03T10:00:00.1234Z", "not a time"),
         ] {
             let e = parse_utc(text).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidDate, "{text}");

@@ -233,7 +233,7 @@ impl Source for HttpSource {
         let parts = [
             ("cursor", q.cursor.clone()),
             ("q", q.search.as_ref().map(|s| s.text())),
-            ("since", q.since.map(crate::domain::date::format_utc)),
+            ("since", q.since.map(crate::domain::date::format_utc_exact)),
             ("affects", q.affects.as_ref().map(|a| a.encode())),
             ("source", q.source.map(|s| s.as_str().to_string())),
         ];
