@@ -18,6 +18,7 @@
 //! the same exit (a peer that dies AND errors, then a teardown) releases nothing twice.
 
 use super::effect::Effect;
+use super::link::Fault;
 use super::model::{Focus, Model};
 use super::notice::link_error;
 use super::update::draft_changed;
@@ -93,6 +94,15 @@ impl ExitReason {
 pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
     let flags = reason.flags();
     let mut fx = Vec::new();
+    // Why the link broke, as the poll classified it (`update` keeps it before calling
+    // here); a stall or a dead peer is unreachable whatever was said before.
+    let fault = match reason {
+        ExitReason::Errored(_) => model
+            .link_fault
+            .as_ref()
+            .map_or(Fault::Unreachable, |l| l.fault),
+        _ => Fault::Unreachable,
+    };
     let was_attached = model.attached;
 
     // The watcher.
@@ -134,7 +144,7 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
         if let Some(id) = typing_in {
             // The keys that keep coming are the notice's, never commands.
             model.focus = Focus::Queue;
-            super::modal::source_lost(model, &id, reason.describe());
+            super::modal::source_lost(model, &id, reason.describe(), fault);
         }
     }
     // A pending notification.
@@ -148,13 +158,12 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
         fx.push(Effect::Quit);
     }
     if !flags.release_terminal && (was_attached || had_progress || !fx.is_empty()) {
-        link_error(
-            model,
-            format!(
-                "{} — reconnecting; answers go to the outbox",
-                reason.describe()
-            ),
-        );
+        let meanwhile = if fault.queues() {
+            "reconnecting; answers go to the outbox"
+        } else {
+            "nothing is sent or queued until that changes"
+        };
+        link_error(model, format!("{} — {meanwhile}", reason.describe()));
     }
     model.dirty = true;
     fx

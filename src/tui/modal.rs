@@ -19,6 +19,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::confirm::Confirm;
 use super::effect::Effect;
 use super::keymap::{Action, Keymap};
+use super::link::Fault;
 use super::model::{Model, ago};
 use crate::wire::QuestionItem;
 
@@ -130,14 +131,52 @@ pub(super) fn interrupt(model: &mut Model, question_id: &str, kept: String, fx: 
     model.dirty = true;
 }
 
-/// The source lost while typing: the notice names the reason.
-pub(super) fn source_lost(model: &mut Model, question_id: &str, why: String) {
+/// The source lost while typing: the notice names the cause, and says what the typed
+/// text can still do under it. Only an unreachable server (or one behind a gateway that
+/// cannot reach it) lets Enter queue the answer; a refused token or another refusal
+/// would refuse it again, so nothing was sent or queued and typing does not help.
+pub(super) fn source_lost(model: &mut Model, question_id: &str, why: String, fault: Fault) {
+    let draft = if model.drafts.contains_key(question_id) {
+        "Your text is kept as a draft"
+    } else {
+        "You had typed nothing yet"
+    };
+    let (what, kept) = match fault {
+        Fault::Unreachable => (
+            why,
+            format!(
+                "{draft}. Offline, the field still works: open it again and Enter queues \
+                 your answer in the outbox, sent when the source is back."
+            ),
+        ),
+        Fault::Gateway(_) => (
+            format!("{}: {why}", fault.words()),
+            format!(
+                "{draft}. The server behind the gateway cannot be reached, so the field \
+                 still works: open it again and Enter queues your answer in the outbox, \
+                 sent when the gateway relays again."
+            ),
+        ),
+        Fault::Unauthorized => (
+            format!("unauthorized: {why}"),
+            format!(
+                "The server refused your token: nothing was sent or queued, and typing \
+                 here cannot change that. {draft}: give oq a valid token (--token, \
+                 OQ_TOKEN or the profile) and start it again."
+            ),
+        ),
+        Fault::Refused(code) => (
+            format!("{}: {why}", fault.words()),
+            format!(
+                "The server refused ({code}): nothing was sent or queued. {draft}, there \
+                 when the link is back."
+            ),
+        ),
+    };
     model.modal = Some(Modal::Interrupted(Interruption {
         question_id: question_id.to_string(),
-        what: why,
-        kept: "Your text is kept as a draft. Offline, the field still works: open it again \
-               and Enter queues your answer in the outbox, sent when the source is back."
-            .into(),
+        what,
+        kept,
         looking_up: false,
     }));
     model.dirty = true;

@@ -217,11 +217,14 @@ fn on_revision(
             }
         }
         Err(e) => {
-            fx.extend(abort_open_work(
-                model,
-                &ExitReason::Errored(e.message.clone()),
-            ));
-            link_failed(model, e);
+            // The cause first, so the cleanup's notice says what it allows (a refused
+            // token queues nothing); then the cause in the source's words over it.
+            let message = e.message.clone();
+            let said = link_failed(model, e);
+            fx.extend(abort_open_work(model, &ExitReason::Errored(message)));
+            if let Some(said) = said {
+                link_error(model, said);
+            }
             model.connection = match model.connection {
                 Connection::Reconnecting { since }
                     if now - since >= model.behaviour.offline_after_ms =>
@@ -240,15 +243,16 @@ fn on_revision(
     }
 }
 
-/// A failed poll: its cause is kept for the status line and the field, and a cause
-/// other than plain unreachability (a refused token, a gateway's 502, a refusal) is
-/// also said in the source's own words on the notice line, once per change of cause.
-fn link_failed(model: &mut Model, e: LinkError) {
+/// A failed poll: its cause is kept for the status line, the field and the cleanup, and
+/// a cause other than plain unreachability (a refused token, a gateway's 502, a refusal)
+/// is returned to be said in the source's own words on the notice line, once per change
+/// of cause.
+fn link_failed(model: &mut Model, e: LinkError) -> Option<String> {
     let changed = model.link_fault.as_ref().is_none_or(|l| l.fault != e.fault);
-    if changed && e.fault != Fault::Unreachable {
-        link_error(model, format!("{}: {}", e.fault.words(), e.message));
-    }
+    let said = (changed && e.fault != Fault::Unreachable)
+        .then(|| format!("{}: {}", e.fault.words(), e.message));
     model.link_fault = Some(e);
+    said
 }
 
 /// The link is back: its cause goes, and so does what was said about it ("the source
