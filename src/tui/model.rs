@@ -3,8 +3,9 @@
 //! Plain data that `update` changes and the view reads. Nothing here does IO or reads
 //! the clock: `now` arrives in messages. The selection is kept by question id, so it
 //! survives reloads and live updates. The search and the sort are the source's
-//! (`engine::ListQuery`, over the whole filter): `visible` is the loaded rows in the order
-//! the source gave them, and a change of search or sort loads the list again.
+//! (`engine::ListQuery`, over the whole filter): the rows shown are `queue.items` in the
+//! order the source gave them (no second copy to keep in step), and a change of search
+//! or sort loads the list again.
 
 use std::collections::{HashMap, HashSet};
 
@@ -172,8 +173,6 @@ pub struct Model {
     /// The search box's text; the source answers it (see [`Model::list_query`]).
     pub search: String,
     pub queue: Queue,
-    /// Indices into `queue.items` in the order shown (the source's).
-    pub visible: Vec<usize>,
     /// The terminal's size at the last frame (columns, rows), for PgDn/PgUp's screenful.
     pub screen: (u16, u16),
     pub selected: usize,
@@ -248,7 +247,6 @@ impl Model {
             sort: Sort::default(),
             search: String::new(),
             queue: Queue::default(),
-            visible: Vec::new(),
             screen: (80, 24),
             selected: 0,
             selected_id: None,
@@ -285,11 +283,16 @@ impl Model {
         }
     }
 
-    /// The question under the selection, if any row is visible.
+    /// The question under the selection, if any row is shown. The rows are
+    /// `queue.items` in the source's order (search and sort are the source's), so a
+    /// row's position is its index there.
     pub fn current(&self) -> Option<&QuestionItem> {
-        self.visible
-            .get(self.selected)
-            .and_then(|&i| self.queue.items.get(i))
+        self.queue.items.get(self.selected)
+    }
+
+    /// How many rows the queue shows: every loaded question.
+    pub fn rows(&self) -> usize {
+        self.queue.items.len()
     }
 
     /// The source cannot be reached right now: answers go to the outbox. A refused
@@ -321,18 +324,18 @@ impl Model {
         base.clone().search(&self.search).unwrap_or(base)
     }
 
-    /// Recomputes `visible` from the loaded rows, then finds the selected id again (or
-    /// keeps the position when that row has left).
-    pub fn refresh_visible(&mut self) {
-        self.visible = (0..self.queue.items.len()).collect();
+    /// After the loaded rows changed: finds the selected id again (or keeps the
+    /// position, within the rows, when that row has left).
+    pub fn reselect(&mut self) {
         let found = self.selected_id.as_ref().and_then(|id| {
-            self.visible
+            self.queue
+                .items
                 .iter()
-                .position(|&i| &self.queue.items[i].question_id == id)
+                .position(|q| &q.question_id == id)
         });
         self.selected = match found {
             Some(p) => p,
-            None => self.selected.min(self.visible.len().saturating_sub(1)),
+            None => self.selected.min(self.rows().saturating_sub(1)),
         };
         self.selected_id = self.current().map(|q| q.question_id.clone());
     }

@@ -17,7 +17,7 @@ const LOADING_TO_END: &str = "loading every question to the last…";
 
 /// Asks for the next page once the selection is within half a page of the loaded end.
 pub(super) fn maybe_load_more(model: &mut Model, fx: &mut Vec<Effect>) {
-    if model.queue.loading_more || model.selected + PAGE / 2 < model.visible.len() {
+    if model.queue.loading_more || model.selected + PAGE / 2 < model.rows() {
         return;
     }
     load_next(model, fx);
@@ -66,7 +66,7 @@ pub(super) fn continue_to_end(model: &mut Model, fx: &mut Vec<Effect>) {
 }
 
 fn select_last(model: &mut Model, fx: &mut Vec<Effect>) {
-    model.selected = model.visible.len().saturating_sub(1);
+    model.selected = model.rows().saturating_sub(1);
     model.selected_id = model.current().map(|q| q.question_id.clone());
     model.detail_scroll = 0;
     sync_form(model, fx);

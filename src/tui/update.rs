@@ -57,7 +57,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     model.queue.total = list.total;
                     model.queue.cursor = list.cursor;
                     model.queue.loaded_once = true;
-                    model.refresh_visible();
+                    model.reselect();
                     if model.queue.to_end {
                         super::paging::continue_to_end(model, &mut fx);
                     }
