@@ -12,8 +12,8 @@ use super::keymap::Action;
 use super::modal::Modal;
 use super::model::{Focus, Model};
 use super::notice::error;
+use super::reload::{draft_changed, reload, sync_form};
 use super::submit::submit;
-use super::update::{draft_changed, reload, sync_form};
 use super::writes::{refusal, refuse};
 use crate::domain::AnswerInput;
 use crate::domain::question::RESPOSTA_MAX_CHARS;
@@ -22,12 +22,12 @@ use crate::engine::StatusFilter;
 
 pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     if model.modal.is_some() {
-        if super::modal::is_hard_quit(model, k) {
+        if super::interrupt::is_hard_quit(model, k) {
             fx.extend(quit(model));
         } else if matches!(model.modal, Some(Modal::Confirm(_))) {
             super::confirm::key(model, k, fx);
         } else {
-            super::modal::key(model, k);
+            super::interrupt::key(model, k);
         }
         return;
     }

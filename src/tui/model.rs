@@ -11,13 +11,14 @@ use std::collections::{HashMap, HashSet};
 
 use ratatui_textarea::TextArea;
 
-use super::auto::AutoView;
 use super::choices::ChoiceForm;
+use super::effect::AutoAction;
 use super::keymap::Keymap;
 use super::modal::Modal;
+pub use super::words::{age, ago};
 use crate::engine::{ListQuery, StatusFilter};
 use crate::source::outbox::Entry;
-use crate::wire::{QuestionItem, WaitingItem};
+use crate::wire::{AutoDelegate, QuestionItem, WaitingItem};
 
 /// Rows fetched per page: the API's ceiling.
 pub const PAGE: usize = 50;
@@ -327,12 +328,10 @@ impl Model {
     /// After the loaded rows changed: finds the selected id again (or keeps the
     /// position, within the rows, when that row has left).
     pub fn reselect(&mut self) {
-        let found = self.selected_id.as_ref().and_then(|id| {
-            self.queue
-                .items
-                .iter()
-                .position(|q| &q.question_id == id)
-        });
+        let found = self
+            .selected_id
+            .as_ref()
+            .and_then(|id| self.queue.items.iter().position(|q| &q.question_id == id));
         self.selected = match found {
             Some(p) => p,
             None => self.selected.min(self.rows().saturating_sub(1)),
@@ -341,21 +340,14 @@ impl Model {
     }
 }
 
-/// "just now", "5m ago": for sentences.
-pub fn ago(now: i64, then: i64) -> String {
-    match age(now, then).as_str() {
-        "now" => "just now".into(),
-        a => format!("{a} ago"),
-    }
-}
-
-/// "now", "5m", "3h", "2d": compact ages for rows.
-pub fn age(now: i64, then: i64) -> String {
-    let s = (now - then).max(0) / 1000;
-    match s {
-        0..=59 => "now".into(),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86_399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
+/// The auto-delegate part of the model.
+#[derive(Debug, Clone, Default)]
+pub struct AutoView {
+    /// The last snapshot; `None` when the source has no bridge (or is offline).
+    pub view: Option<AutoDelegate>,
+    /// A pause or delegate sent and not yet replied to: (question id, which).
+    pub pending: Option<(String, AutoAction)>,
+    /// The question whose field or form the author has open, and whether that opening
+    /// paused its countdown (so closing it without an answer resumes it).
+    pub interaction: Option<(String, bool)>,
 }

@@ -10,7 +10,7 @@
 use super::effect::Effect;
 use super::model::{Model, PAGE};
 use super::notice::info;
-use super::update::{reload_pages, sync_form};
+use super::reload::{reload_pages, sync_form};
 
 /// What the status line says while `G` loads pages; it goes when they have arrived.
 const LOADING_TO_END: &str = "loading every question to the last…";
