@@ -122,6 +122,43 @@ fn a_token_refused_while_typing_names_the_cause_and_queues_nothing() {
 }
 
 #[test]
+fn a_gateways_502_while_typing_names_it_and_enter_still_queues() {
+    let mut s = Serve::new();
+    let q = s.seed(1).remove(0);
+    s.start();
+    let gateway = Gateway::new(s.port);
+    let client = tempfile::tempdir().unwrap();
+    let app = app(&gateway.base, &s.token, client.path());
+    app.wait_text("live");
+    app.wait_text("Question 0?");
+    app.ch('i');
+    app.typed("Through the gate");
+    app.wait_text("Through the gate");
+    gateway.fail();
+    // The cut connection comes first and reads as offline; the poll's cause follows.
+    let flat_of = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let screen = app.wait_for("the notice under the gateway's cause", |s| {
+        s.contains("The answer field closed") && flat_of(s).contains("bad gateway (502): the")
+    });
+    let flat = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    for said in ["bad gateway (502)", "Enter queues", "kept as a draft"] {
+        assert!(flat.contains(said), "{said:?} not said:\n{screen}");
+    }
+    for wrong in ["Offline", "unauthorized", "nothing was sent"] {
+        assert!(!flat.contains(wrong), "{wrong:?} on screen:\n{screen}");
+    }
+    // As it says: the field opens again on the draft, and Enter queues it.
+    app.key(KeyCode::Esc);
+    app.ch('i');
+    app.wait_text("Through the gate");
+    app.key(KeyCode::Enter);
+    app.wait_text("outbox 1");
+    gateway.relay();
+    app.wait_text("1 queued answer delivered");
+    assert_eq!(s.answered(&q), (1, Some("Through the gate".to_string())));
+}
+
+#[test]
 fn a_call_the_backoff_holds_back_still_names_the_gateway() {
     let mut s = Serve::new();
     s.start();

@@ -37,6 +37,7 @@ pub(super) fn interrupt(model: &mut Model, question_id: &str, kept: String, fx: 
         what,
         kept,
         looking_up,
+        lost: None,
     }));
     model.dirty = true;
 }
@@ -46,6 +47,7 @@ pub(super) fn interrupt(model: &mut Model, question_id: &str, kept: String, fx: 
 /// cannot reach it) lets Enter queue the answer; a refused token or another refusal
 /// would refuse it again, so nothing was sent or queued and typing does not help.
 pub(super) fn source_lost(model: &mut Model, question_id: &str, why: String, fault: Fault) {
+    let lost = Some((why.clone(), fault));
     let draft = if model.drafts.contains_key(question_id) {
         "Your text is kept as a draft"
     } else {
@@ -88,8 +90,24 @@ pub(super) fn source_lost(model: &mut Model, question_id: &str, why: String, fau
         what,
         kept,
         looking_up: false,
+        lost,
     }));
     model.dirty = true;
+}
+
+/// The poll classified why the link is down: a notice raised under another cause (the
+/// connection cut that came first reads as offline) is said again under this one, so a
+/// gateway's 502 or a refused token is named, and Enter is promised only where it queues.
+pub(super) fn link_cause(model: &mut Model, fault: Fault) {
+    let Some(Modal::Interrupted(i)) = &model.modal else {
+        return;
+    };
+    if let Some((why, was)) = &i.lost
+        && *was != fault
+    {
+        let (id, why) = (i.question_id.clone(), why.clone());
+        source_lost(model, &id, why, fault);
+    }
 }
 
 /// The reply of [`Effect::LookUp`]: fills in who settled the question.

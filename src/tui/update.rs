@@ -195,6 +195,9 @@ fn on_revision(
             if let Some(said) = said {
                 link_error(model, said);
             }
+            if let Some(l) = &model.link_fault {
+                super::interrupt::link_cause(model, l.fault);
+            }
             model.connection = match model.connection {
                 Connection::Reconnecting { since }
                     if now - since >= model.behaviour.offline_after_ms =>
