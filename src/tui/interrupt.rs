@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::effect::Effect;
 use super::keymap::Action;
-use super::link::Fault;
+use super::link::{Fault, LinkError};
 use super::modal::{Interruption, Modal, settled};
 use super::model::Model;
 use crate::wire::QuestionItem;
@@ -98,15 +98,17 @@ pub(super) fn source_lost(model: &mut Model, question_id: &str, why: String, fau
 /// The poll classified why the link is down: a notice raised under another cause (the
 /// connection cut that came first reads as offline) is said again under this one, so a
 /// gateway's 502 or a refused token is named, and Enter is promised only where it queues.
-pub(super) fn link_cause(model: &mut Model, fault: Fault) {
+/// The words become the poll's own ("… refused the token"), not the cut's.
+pub(super) fn link_cause(model: &mut Model, link: &LinkError) {
     let Some(Modal::Interrupted(i)) = &model.modal else {
         return;
     };
-    if let Some((why, was)) = &i.lost
-        && *was != fault
+    if let Some((_, was)) = &i.lost
+        && *was != link.fault
     {
-        let (id, why) = (i.question_id.clone(), why.clone());
-        source_lost(model, &id, why, fault);
+        let id = i.question_id.clone();
+        let why = format!("the source failed: {}", link.message);
+        source_lost(model, &id, why, link.fault);
     }
 }
 

@@ -38,8 +38,8 @@ pub struct Interruption {
     /// The question is being looked up to say who settled it
     /// ([`Effect::LookUp`](super::effect::Effect::LookUp)).
     pub looking_up: bool,
-    /// Raised by the link breaking: the words it was given and the cause they were
-    /// told under. The first sign of a break (a connection cut) is taken as "offline";
+    /// Raised by the link breaking: the words it was given and the cause it was told
+    /// under. The first sign of a break (a connection cut) is taken as "offline";
     /// when the poll's cause turns out otherwise (a gateway's 502, a refused token), the
     /// notice is said again under it (`interrupt::link_cause`).
     pub lost: Option<(String, Fault)>,

@@ -195,8 +195,8 @@ fn on_revision(
             if let Some(said) = said {
                 link_error(model, said);
             }
-            if let Some(l) = &model.link_fault {
-                super::interrupt::link_cause(model, l.fault);
+            if let Some(l) = model.link_fault.clone() {
+                super::interrupt::link_cause(model, &l);
             }
             model.connection = match model.connection {
                 Connection::Reconnecting { since }
