@@ -20,36 +20,15 @@
 //!   while [`Model::countdown_on_screen`]) and [`Msg::Revision`]; the screen is marked
 //!   dirty only when the shown text changes.
 
+pub use super::effect::AutoAction;
 use super::effect::{Effect, Msg};
 use super::keymap::Action;
+pub use super::model::AutoView;
 use super::model::Model;
 use super::notice::{error, info};
-use super::update::reload;
+use super::reload::reload;
 use crate::domain::delegation::PauseReason;
-use crate::wire::{AutoCommand, AutoDelegate, AutoRequest, AutoState, QuestionItem};
-
-/// Pause or delegate, for messages and replies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AutoAction {
-    Pause,
-    Delegate,
-    /// The pause the author's open form makes (reason `interaction`).
-    Interaction,
-    /// The form closed without an answer: the interaction pause is lifted.
-    Resume,
-}
-
-/// The auto-delegate part of the model.
-#[derive(Debug, Clone, Default)]
-pub struct AutoView {
-    /// The last snapshot; `None` when the source has no bridge (or is offline).
-    pub view: Option<AutoDelegate>,
-    /// A pause or delegate sent and not yet replied to: (question id, which).
-    pub pending: Option<(String, AutoAction)>,
-    /// The question whose field or form the author has open, and whether that opening
-    /// paused its countdown (so closing it without an answer resumes it).
-    pub interaction: Option<(String, bool)>,
-}
+use crate::wire::{AutoCommand, AutoRequest, AutoState, QuestionItem};
 
 /// What the question pane shows for a bridged question: the state in words, and the
 /// keys that apply now (drawn inert for anyone but the session's author).

@@ -21,21 +21,9 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::effect::Effect;
 use super::keymap::Action;
+pub use super::modal::Confirm;
 use super::modal::Modal;
 use super::model::Model;
-
-/// A write waiting for its confirming key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Confirm {
-    pub action: Action,
-    /// What will be recorded, one sentence a line.
-    pub what: Vec<String>,
-    /// The draft this write discards, when there is one: (question id, its words, the
-    /// verb that discards it: "Accepting", "Dismissing").
-    pub draft: Option<(String, String, &'static str)>,
-    /// Another key came first: nothing can be recorded from here; Esc closes.
-    pub disarmed: bool,
-}
 
 /// A writing action's key: run it, or ask first.
 pub(super) fn gate(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {

@@ -2,11 +2,11 @@
 //!
 //! The driver (`app.rs`) runs each [`Effect`] and answers with a [`Msg`] carrying the id
 //! or generation it was given, so `update` can drop a reply that a newer request has
-//! made stale. Nothing in this file does anything.
+//! made stale. Nothing in this file does anything, and it names nothing of the TUI
+//! above it: only the data it carries (`link.rs`'s cause, `exit.rs`'s reason).
 
 use crossterm::event::KeyEvent;
 
-use super::auto::AutoAction;
 use crate::domain::AnswerInput;
 use crate::domain::delegation::PauseReason;
 use crate::domain::readiness::ReadinessGate;
@@ -174,7 +174,7 @@ pub enum Msg {
     Quit,
     /// A connection or the session ends without a clean reply: every terminal path is one
     /// of these reasons, and all of them go through `cleanup::abort_open_work`.
-    End(super::cleanup::ExitReason),
+    End(super::exit::ExitReason),
     /// The source could not be reached: the answer of submission `id` is in the outbox.
     Queued {
         id: u64,
@@ -185,4 +185,15 @@ pub enum Msg {
     Outbox {
         entries: Vec<Entry>,
     },
+}
+
+/// Pause or delegate, for messages and replies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoAction {
+    Pause,
+    Delegate,
+    /// The pause the author's open form makes (reason `interaction`).
+    Interaction,
+    /// The form closed without an answer: the interaction pause is lifted.
+    Resume,
 }

@@ -12,8 +12,8 @@ use super::keymap::Action;
 use super::modal::Modal;
 use super::model::{Focus, Model};
 use super::notice::error;
+use super::reload::{draft_changed, reload, sync_form};
 use super::submit::submit;
-use super::update::{draft_changed, reload, sync_form};
 use super::writes::{refusal, refuse};
 use crate::domain::AnswerInput;
 use crate::domain::question::RESPOSTA_MAX_CHARS;
@@ -22,12 +22,12 @@ use crate::engine::StatusFilter;
 
 pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     if model.modal.is_some() {
-        if super::modal::is_hard_quit(model, k) {
+        if super::interrupt::is_hard_quit(model, k) {
             fx.extend(quit(model));
         } else if matches!(model.modal, Some(Modal::Confirm(_))) {
             super::confirm::key(model, k, fx);
         } else {
-            super::modal::key(model, k);
+            super::interrupt::key(model, k);
         }
         return;
     }
@@ -255,7 +255,7 @@ fn move_by(model: &mut Model, delta: isize, fx: &mut Vec<Effect>) {
                 (model.detail_scroll as isize + delta).clamp(0, u16::MAX as isize) as u16;
         }
         _ => {
-            let last = model.visible.len().saturating_sub(1) as isize;
+            let last = model.rows().saturating_sub(1) as isize;
             model.selected = (model.selected as isize + delta).clamp(0, last) as usize;
             model.selected_id = model.current().map(|q| q.question_id.clone());
             model.detail_scroll = 0;
@@ -289,7 +289,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
                 model.filter = StatusFilter::Open;
                 model.queue.items.clear();
                 model.queue.to_end = false;
-                model.refresh_visible();
+                model.reselect();
                 fx.extend(reload(model));
             }
         }
@@ -342,7 +342,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             model.queue.loaded_once = false;
             // A `G` still loading pages was for the old filter.
             model.queue.to_end = false;
-            model.refresh_visible();
+            model.reselect();
             sync_form(model, fx);
             fx.extend(reload(model));
         }
@@ -375,11 +375,7 @@ fn jump_to_waiting(model: &mut Model, fx: &mut Vec<Effect>) {
         return;
     };
     let id = w.question_id.clone();
-    match model
-        .visible
-        .iter()
-        .position(|&i| model.queue.items[i].question_id == id)
-    {
+    match model.queue.items.iter().position(|q| q.question_id == id) {
         Some(p) => {
             model.selected = p;
             model.selected_id = Some(id);

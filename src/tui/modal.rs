@@ -11,15 +11,13 @@
 //! - [`Modal::Confirm`]: a write waiting for its confirming key as the very next key;
 //!   any other key disarms it (`confirm.rs`).
 //!
-//! Pure: `update` raises a modal, the view draws it. Ctrl-C still quits (the one
-//! cleanup keeps every draft).
+//! Data, below the model that holds it: `update` raises a modal (`interrupt.rs` for the
+//! notices and their keys, `confirm.rs` for the confirmation), the view draws it. Ctrl-C
+//! still quits (the one cleanup keeps every draft).
 
-use crossterm::event::{KeyCode, KeyEvent};
-
-use super::confirm::Confirm;
-use super::effect::Effect;
 use super::keymap::{Action, Keymap};
-use super::model::{Model, ago};
+use super::link::Fault;
+use super::words::{ago, clip};
 use crate::wire::QuestionItem;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,8 +35,14 @@ pub struct Interruption {
     pub what: String,
     /// What became of the typed text: "your text is kept as a draft".
     pub kept: String,
-    /// The question is being looked up to say who settled it ([`Effect::LookUp`]).
+    /// The question is being looked up to say who settled it
+    /// ([`Effect::LookUp`](super::effect::Effect::LookUp)).
     pub looking_up: bool,
+    /// Raised by the link breaking: the words it was given and the cause it was told
+    /// under. The first sign of a break (a connection cut) is taken as "offline";
+    /// when the poll's cause turns out otherwise (a gateway's 502, a refused token), the
+    /// notice is said again under it (`interrupt::link_cause`).
+    pub lost: Option<(String, Fault)>,
 }
 
 impl Modal {
@@ -101,69 +105,6 @@ impl Modal {
     }
 }
 
-/// The field closed under the person: raise the notice, and ask the source who settled
-/// the question when the list no longer shows it.
-pub(super) fn interrupt(model: &mut Model, question_id: &str, kept: String, fx: &mut Vec<Effect>) {
-    let listed = model
-        .queue
-        .items
-        .iter()
-        .find(|q| q.question_id == question_id)
-        .filter(|q| q.status != "open" || !q.can_answer)
-        .cloned();
-    let looking_up = listed.is_none();
-    let what = match listed {
-        Some(q) => settled(model.now, &q),
-        None => "answered or closed elsewhere (looking up who…)".into(),
-    };
-    if looking_up {
-        fx.push(Effect::LookUp {
-            question_id: question_id.to_string(),
-        });
-    }
-    model.modal = Some(Modal::Interrupted(Interruption {
-        question_id: question_id.to_string(),
-        what,
-        kept,
-        looking_up,
-    }));
-    model.dirty = true;
-}
-
-/// The source lost while typing: the notice names the reason.
-pub(super) fn source_lost(model: &mut Model, question_id: &str, why: String) {
-    model.modal = Some(Modal::Interrupted(Interruption {
-        question_id: question_id.to_string(),
-        what: why,
-        kept: "Your text is kept as a draft. Offline, the field still works: open it again \
-               and Enter queues your answer in the outbox, sent when the source is back."
-            .into(),
-        looking_up: false,
-    }));
-    model.dirty = true;
-}
-
-/// The reply of [`Effect::LookUp`]: fills in who settled the question.
-pub(super) fn looked_up(
-    model: &mut Model,
-    question_id: &str,
-    result: Result<QuestionItem, String>,
-) {
-    let now = model.now;
-    let Some(Modal::Interrupted(i)) = &mut model.modal else {
-        return;
-    };
-    if i.question_id != question_id || !i.looking_up {
-        return;
-    }
-    i.looking_up = false;
-    i.what = match result {
-        Ok(q) => settled(now, &q),
-        Err(e) => format!("no longer open here (the source says: {e})"),
-    };
-    model.dirty = true;
-}
-
 /// "answered by ana 3 s ago: «Pix first»", "dismissed by dev-a just now"…
 pub fn settled(now: i64, q: &QuestionItem) -> String {
     if let Some(a) = &q.answer {
@@ -193,25 +134,15 @@ pub fn settled(now: i64, q: &QuestionItem) -> String {
     }
 }
 
-pub(super) fn clip(s: &str, n: usize) -> String {
-    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.chars().count() <= n {
-        one
-    } else {
-        format!("{}…", one.chars().take(n - 1).collect::<String>())
-    }
-}
-
-/// A key while a notice is up: it never reaches the keymap. Esc or Enter close it.
-pub(super) fn key(model: &mut Model, k: &KeyEvent) {
-    if matches!(k.code, KeyCode::Esc | KeyCode::Enter) {
-        model.modal = None;
-    }
-}
-
-/// Ctrl-C (the quit key with Ctrl) ends oq from under any modal, through the one cleanup.
-pub(super) fn is_hard_quit(model: &Model, k: &KeyEvent) -> bool {
-    k.modifiers
-        .contains(crossterm::event::KeyModifiers::CONTROL)
-        && model.keymap.normal(k) == Some(Action::Quit)
+/// A write waiting for its confirming key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirm {
+    pub action: Action,
+    /// What will be recorded, one sentence a line.
+    pub what: Vec<String>,
+    /// The draft this write discards, when there is one: (question id, its words, the
+    /// verb that discards it: "Accepting", "Dismissing").
+    pub draft: Option<(String, String, &'static str)>,
+    /// Another key came first: nothing can be recorded from here; Esc closes.
+    pub disarmed: bool,
 }

@@ -3,20 +3,22 @@
 //! Plain data that `update` changes and the view reads. Nothing here does IO or reads
 //! the clock: `now` arrives in messages. The selection is kept by question id, so it
 //! survives reloads and live updates. The search and the sort are the source's
-//! (`engine::ListQuery`, over the whole filter): `visible` is the loaded rows in the order
-//! the source gave them, and a change of search or sort loads the list again.
+//! (`engine::ListQuery`, over the whole filter): the rows shown are `queue.items` in the
+//! order the source gave them (no second copy to keep in step), and a change of search
+//! or sort loads the list again.
 
 use std::collections::{HashMap, HashSet};
 
 use ratatui_textarea::TextArea;
 
-use super::auto::AutoView;
 use super::choices::ChoiceForm;
+use super::effect::AutoAction;
 use super::keymap::Keymap;
 use super::modal::Modal;
+pub use super::words::{age, ago};
 use crate::engine::{ListQuery, StatusFilter};
 use crate::source::outbox::Entry;
-use crate::wire::{QuestionItem, WaitingItem};
+use crate::wire::{AutoDelegate, QuestionItem, WaitingItem};
 
 /// Rows fetched per page: the API's ceiling.
 pub const PAGE: usize = 50;
@@ -172,8 +174,6 @@ pub struct Model {
     /// The search box's text; the source answers it (see [`Model::list_query`]).
     pub search: String,
     pub queue: Queue,
-    /// Indices into `queue.items` in the order shown (the source's).
-    pub visible: Vec<usize>,
     /// The terminal's size at the last frame (columns, rows), for PgDn/PgUp's screenful.
     pub screen: (u16, u16),
     pub selected: usize,
@@ -248,7 +248,6 @@ impl Model {
             sort: Sort::default(),
             search: String::new(),
             queue: Queue::default(),
-            visible: Vec::new(),
             screen: (80, 24),
             selected: 0,
             selected_id: None,
@@ -285,11 +284,16 @@ impl Model {
         }
     }
 
-    /// The question under the selection, if any row is visible.
+    /// The question under the selection, if any row is shown. The rows are
+    /// `queue.items` in the source's order (search and sort are the source's), so a
+    /// row's position is its index there.
     pub fn current(&self) -> Option<&QuestionItem> {
-        self.visible
-            .get(self.selected)
-            .and_then(|&i| self.queue.items.get(i))
+        self.queue.items.get(self.selected)
+    }
+
+    /// How many rows the queue shows: every loaded question.
+    pub fn rows(&self) -> usize {
+        self.queue.items.len()
     }
 
     /// The source cannot be reached right now: answers go to the outbox. A refused
@@ -321,38 +325,29 @@ impl Model {
         base.clone().search(&self.search).unwrap_or(base)
     }
 
-    /// Recomputes `visible` from the loaded rows, then finds the selected id again (or
-    /// keeps the position when that row has left).
-    pub fn refresh_visible(&mut self) {
-        self.visible = (0..self.queue.items.len()).collect();
-        let found = self.selected_id.as_ref().and_then(|id| {
-            self.visible
-                .iter()
-                .position(|&i| &self.queue.items[i].question_id == id)
-        });
+    /// After the loaded rows changed: finds the selected id again (or keeps the
+    /// position, within the rows, when that row has left).
+    pub fn reselect(&mut self) {
+        let found = self
+            .selected_id
+            .as_ref()
+            .and_then(|id| self.queue.items.iter().position(|q| &q.question_id == id));
         self.selected = match found {
             Some(p) => p,
-            None => self.selected.min(self.visible.len().saturating_sub(1)),
+            None => self.selected.min(self.rows().saturating_sub(1)),
         };
         self.selected_id = self.current().map(|q| q.question_id.clone());
     }
 }
 
-/// "just now", "5m ago": for sentences.
-pub fn ago(now: i64, then: i64) -> String {
-    match age(now, then).as_str() {
-        "now" => "just now".into(),
-        a => format!("{a} ago"),
-    }
-}
-
-/// "now", "5m", "3h", "2d": compact ages for rows.
-pub fn age(now: i64, then: i64) -> String {
-    let s = (now - then).max(0) / 1000;
-    match s {
-        0..=59 => "now".into(),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86_399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
+/// The auto-delegate part of the model.
+#[derive(Debug, Clone, Default)]
+pub struct AutoView {
+    /// The last snapshot; `None` when the source has no bridge (or is offline).
+    pub view: Option<AutoDelegate>,
+    /// A pause or delegate sent and not yet replied to: (question id, which).
+    pub pending: Option<(String, AutoAction)>,
+    /// The question whose field or form the author has open, and whether that opening
+    /// paused its countdown (so closing it without an answer resumes it).
+    pub interaction: Option<(String, bool)>,
 }

@@ -36,7 +36,7 @@ pub(super) fn newest(model: &mut Model, newest: &[QuestionItem], fx: &mut Vec<Ef
         return;
     };
     let n = fresh.len();
-    let name = super::modal::clip(&top.pergunta, 80);
+    let name = super::words::clip(&top.pergunta, 80);
     let body = if n == 1 {
         name
     } else {

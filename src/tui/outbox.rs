@@ -127,7 +127,7 @@ pub(super) fn snapshot(model: &mut Model, entries: Vec<Entry>, fx: &mut Vec<Effe
             .map(|question_id| Effect::LookUp { question_id }),
     );
     if !delivered.is_empty() || !troubled.is_empty() {
-        fx.extend(super::update::reload(model));
+        fx.extend(super::reload::reload(model));
     }
 }
 

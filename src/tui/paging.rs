@@ -10,14 +10,14 @@
 use super::effect::Effect;
 use super::model::{Model, PAGE};
 use super::notice::info;
-use super::update::{reload_pages, sync_form};
+use super::reload::{reload_pages, sync_form};
 
 /// What the status line says while `G` loads pages; it goes when they have arrived.
 const LOADING_TO_END: &str = "loading every question to the last…";
 
 /// Asks for the next page once the selection is within half a page of the loaded end.
 pub(super) fn maybe_load_more(model: &mut Model, fx: &mut Vec<Effect>) {
-    if model.queue.loading_more || model.selected + PAGE / 2 < model.visible.len() {
+    if model.queue.loading_more || model.selected + PAGE / 2 < model.rows() {
         return;
     }
     load_next(model, fx);
@@ -66,7 +66,7 @@ pub(super) fn continue_to_end(model: &mut Model, fx: &mut Vec<Effect>) {
 }
 
 fn select_last(model: &mut Model, fx: &mut Vec<Effect>) {
-    model.selected = model.visible.len().saturating_sub(1);
+    model.selected = model.rows().saturating_sub(1);
     model.selected_id = model.current().map(|q| q.question_id.clone());
     model.detail_scroll = 0;
     sync_form(model, fx);

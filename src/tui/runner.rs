@@ -6,8 +6,8 @@
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::app_io::load_pages;
-use super::auto::AutoAction;
 use super::drafts::Drafts;
+use super::effect::AutoAction;
 use super::effect::{Effect, Msg};
 use super::model::{Model, PAGE};
 use super::tty::Tty;

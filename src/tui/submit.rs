@@ -74,7 +74,7 @@ pub(super) fn answered(
             info(model, format!("{how}: {}", first_line(&q.pergunta)));
             remove_draft(model, question_id, fx);
             close_forms(model, question_id);
-            fx.extend(super::update::reload(model));
+            fx.extend(super::reload::reload(model));
         }
         Err(e) => error(model, e),
     }

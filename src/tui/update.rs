@@ -10,11 +10,10 @@ use crossterm::event::KeyEventKind;
 use super::cleanup::{ExitReason, Teardown, abort_open_work};
 use super::effect::{Effect, Msg};
 use super::link::{Fault, LinkError};
-use super::model::{AnswerForm, Connection, Focus, Model, PAGE};
+use super::model::{AnswerForm, Connection, Focus, Model};
 use super::notice::{error, info, link_error};
-
-/// How many pages a reload fetches at most: the rows the user has scrolled through.
-const MAX_RELOAD_PAGES: usize = 20;
+pub use super::reload::reload;
+use super::reload::{draft_changed, sync_form};
 
 /// The effects of starting up: the first page, the counts, the outbox.
 pub fn init(model: &mut Model) -> Vec<Effect> {
@@ -57,7 +56,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     model.queue.total = list.total;
                     model.queue.cursor = list.cursor;
                     model.queue.loaded_once = true;
-                    model.refresh_visible();
+                    model.reselect();
                     if model.queue.to_end {
                         super::paging::continue_to_end(model, &mut fx);
                     }
@@ -103,7 +102,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
         } => {
             let result = result.map(|q| *q);
             super::outbox::looked_up(model, &question_id, &result);
-            super::modal::looked_up(model, &question_id, result);
+            super::interrupt::looked_up(model, &question_id, result);
         }
         Msg::Dismissed {
             question_id,
@@ -160,35 +159,6 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
     fx
 }
 
-/// Fetch the list again (as many pages as are loaded) and the counts, with new ids.
-pub fn reload(model: &mut Model) -> Vec<Effect> {
-    let pages = model
-        .queue
-        .items
-        .len()
-        .div_ceil(PAGE)
-        .clamp(1, MAX_RELOAD_PAGES);
-    reload_pages(model, pages)
-}
-
-/// The list again from its start, `pages` pages of it, and the counts.
-pub(super) fn reload_pages(model: &mut Model, pages: usize) -> Vec<Effect> {
-    model.queue.generation += 1;
-    model.queue.loading_more = false;
-    model.counts_generation += 1;
-    model.counts_in_flight = true;
-    vec![
-        Effect::Load {
-            id: model.queue.generation,
-            query: model.list_query(),
-            pages,
-        },
-        Effect::LoadCounts {
-            id: model.counts_generation,
-        },
-    ]
-}
-
 fn on_revision(
     model: &mut Model,
     now: i64,
@@ -217,11 +187,17 @@ fn on_revision(
             }
         }
         Err(e) => {
-            fx.extend(abort_open_work(
-                model,
-                &ExitReason::Errored(e.message.clone()),
-            ));
-            link_failed(model, e);
+            // The cause first, so the cleanup's notice says what it allows (a refused
+            // token queues nothing); then the cause in the source's words over it.
+            let message = e.message.clone();
+            let said = link_failed(model, e);
+            fx.extend(abort_open_work(model, &ExitReason::Errored(message)));
+            if let Some(said) = said {
+                link_error(model, said);
+            }
+            if let Some(l) = model.link_fault.clone() {
+                super::interrupt::link_cause(model, &l);
+            }
             model.connection = match model.connection {
                 Connection::Reconnecting { since }
                     if now - since >= model.behaviour.offline_after_ms =>
@@ -240,15 +216,16 @@ fn on_revision(
     }
 }
 
-/// A failed poll: its cause is kept for the status line and the field, and a cause
-/// other than plain unreachability (a refused token, a gateway's 502, a refusal) is
-/// also said in the source's own words on the notice line, once per change of cause.
-fn link_failed(model: &mut Model, e: LinkError) {
+/// A failed poll: its cause is kept for the status line, the field and the cleanup, and
+/// a cause other than plain unreachability (a refused token, a gateway's 502, a refusal)
+/// is returned to be said in the source's own words on the notice line, once per change
+/// of cause.
+fn link_failed(model: &mut Model, e: LinkError) -> Option<String> {
     let changed = model.link_fault.as_ref().is_none_or(|l| l.fault != e.fault);
-    if changed && e.fault != Fault::Unreachable {
-        link_error(model, format!("{}: {}", e.fault.words(), e.message));
-    }
+    let said = (changed && e.fault != Fault::Unreachable)
+        .then(|| format!("{}: {}", e.fault.words(), e.message));
     model.link_fault = Some(e);
+    said
 }
 
 /// The link is back: its cause goes, and so does what was said about it ("the source
@@ -260,83 +237,5 @@ fn link_cleared(model: &mut Model) {
     {
         model.notice = None;
         model.dirty = true;
-    }
-}
-
-/// Keeps the answer form and the options form on the selected question. When this
-/// closes the field or form the person was typing in (the question answered or closed
-/// elsewhere, a reload that moved the selection), the typed text is saved as a draft
-/// and a modal notice says what happened: the next keys are the notice's, never
-/// commands. Our own answer in flight is not an interruption.
-pub(super) fn sync_form(model: &mut Model, fx: &mut Vec<Effect>) {
-    let typing_in = match model.focus {
-        Focus::Answer => model.form.as_ref().map(|f| f.question_id.clone()),
-        Focus::Choices => model.choices.as_ref().map(|c| c.question_id.clone()),
-        _ => None,
-    };
-    draft_changed(model, fx);
-    let current = model.current().map(|q| {
-        (
-            q.question_id.clone(),
-            q.status == "open" && q.can_answer,
-            q.prompts.is_empty(),
-        )
-    });
-    match current {
-        Some((id, true, true)) => {
-            if model.form.as_ref().is_none_or(|f| f.question_id != id) {
-                let draft = model.drafts.get(&id).cloned().unwrap_or_default();
-                model.form = Some(AnswerForm::new(&id, &draft));
-                if model.focus == Focus::Answer {
-                    model.focus = Focus::Queue;
-                }
-            }
-        }
-        _ => {
-            model.form = None;
-            if model.focus == Focus::Answer {
-                model.focus = Focus::Queue;
-            }
-        }
-    }
-    let keep_choices = matches!((&model.choices, model.current()), (Some(c), Some(q)) if c.question_id == q.question_id && q.status == "open");
-    if !keep_choices {
-        model.choices = None;
-        if model.focus == Focus::Choices {
-            model.focus = Focus::Queue;
-        }
-    }
-    let ours = |id: &str| {
-        model
-            .in_flight
-            .as_ref()
-            .is_some_and(|f| f.question_id == id)
-    };
-    if let Some(id) = typing_in
-        && !matches!(model.focus, Focus::Answer | Focus::Choices)
-        && !ours(&id)
-    {
-        let kept = if model.drafts.contains_key(&id) {
-            "Your text is kept as a draft: it is there when you open that question again."
-        } else {
-            "You had typed nothing yet."
-        };
-        super::modal::interrupt(model, &id, kept.into(), fx);
-    }
-}
-
-pub(super) fn draft_changed(model: &mut Model, fx: &mut Vec<Effect>) {
-    let Some(form) = &model.form else { return };
-    let (id, text) = (form.question_id.clone(), form.value());
-    if text.trim().is_empty() {
-        if model.drafts.remove(&id).is_some() {
-            fx.push(Effect::RemoveDraft { question_id: id });
-        }
-    } else if model.drafts.get(&id) != Some(&text) {
-        model.drafts.insert(id.clone(), text.clone());
-        fx.push(Effect::SaveDraft {
-            question_id: id,
-            text,
-        });
     }
 }

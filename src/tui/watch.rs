@@ -18,8 +18,8 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
-use super::cleanup::ExitReason;
 use super::effect::Msg;
+use super::exit::ExitReason;
 use crate::engine::sqlite::now_ms;
 use crate::source::Source;
 use crate::source::resilient::is_unreachable;

@@ -103,7 +103,7 @@ fn draw_open(
     }
     let rows = inner.height as usize;
     let width = inner.width as usize;
-    if model.visible.is_empty() {
+    if model.queue.items.is_empty() {
         let text = if !model.queue.loaded_once {
             "loading…"
         } else if !model.search.is_empty() {
@@ -121,10 +121,7 @@ fn draw_open(
     }
     let offset = (model.selected + 1).saturating_sub(rows);
     let mut lines = Vec::with_capacity(rows);
-    for (pos, &i) in model.visible.iter().enumerate().skip(offset).take(rows) {
-        let Some(q) = model.queue.items.get(i) else {
-            continue;
-        };
+    for (pos, q) in model.queue.items.iter().enumerate().skip(offset).take(rows) {
         let selected = pos == model.selected;
         let mark = match (selected, q.status == "open", q.can_answer) {
             (true, _, _) => ">",
