@@ -107,6 +107,7 @@ fn question(sugestao: Option<&str>, answered: bool) -> Question {
         upstream: None,
         closure: None,
         orphaned: false,
+        handed_off: false,
     }
 }
 

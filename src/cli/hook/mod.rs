@@ -5,7 +5,8 @@
 //!   by the acting person; the tool call and `cwd` kept as its upstream), the author's
 //!   answer awaited up to `--wait`, and printed as the hook output that answers the
 //!   dialog. Unanswered, dismissed, or oq unreachable: nothing printed, and Claude shows
-//!   its own dialog.
+//!   its own dialog; unanswered, the question is first marked as handed to that dialog
+//!   (`open_question.handed_off`), so oq refuses an answer that would reach nobody.
 //! - PostToolUse: what that dialog answered settles the oq question (`upstream`), so
 //!   nothing stays open in oq that was answered in Claude Code.
 //! - UserPromptSubmit / Stop / SessionEnd: a dialog the person declined with Esc runs no
@@ -138,10 +139,14 @@ fn hook(global: GlobalArgs, args: &ClaudeArgs) -> Result<Option<serde_json::Valu
             };
             let declared = claude::declaration(&input, session, prompts);
             let q = engine.declare_claude_code(&actor, &project, &declared)?;
-            let settled = wait(&engine, &project, &q, Duration::from_secs(args.wait))?;
-            Ok(settled
-                .map(|q| QuestionItem::from_question(&q, &actor))
-                .and_then(|q| claude::answered_output(&input, &q)))
+            let settled = match wait(&engine, &project, &q, Duration::from_secs(args.wait))? {
+                Some(q) => q,
+                // Claude Code shows its own dialog now: oq says so, and refuses an
+                // answer that would reach nobody (one that came first is handed over).
+                None => engine.hand_off_claude_code(&actor, &project, &q.question_id)?,
+            };
+            let item = QuestionItem::from_question(&settled, &actor);
+            Ok(claude::answered_output(&input, &item))
         }
         HookEvent::PostToolUse => {
             settle_open(&engine, &actor, &project, &question_id, |q| {

@@ -1,7 +1,8 @@
 //! `oq hook claude-code --source http://…`: the same two hooks on an `oq serve`, as the
 //! token's agent. The question is declared in the session `--session` names (one a
 //! person started there: agents start none), through the Claude Code routes, and the
-//! wait reads the question until it is settled or the bound passes.
+//! wait reads the question until it is settled or the bound passes; past it, the
+//! question is handed to Claude Code's own dialog (`…/handoff`).
 //!
 //! Invariant: the token is only ever sent as the bearer header; nothing here prints or
 //! logs it.
@@ -56,8 +57,11 @@ pub async fn hook(
             let declared = claude::declaration(input, session, prompts);
             let q = source.claude_declare(&project, &declared).await?;
             let bound = Duration::from_secs(args.wait);
-            let settled = wait(&source, &project, &q.question_id, bound).await?;
-            Ok(settled.and_then(|q| claude::answered_output(input, &q)))
+            let settled = match wait(&source, &project, &q.question_id, bound).await? {
+                Some(q) => q,
+                None => source.claude_hand_off(&project, &q.question_id).await?,
+            };
+            Ok(claude::answered_output(input, &settled))
         }
         HookEvent::PostToolUse => {
             let id = ids::keyed_question_id(&project, &me.user, &claude::call(input).key());
