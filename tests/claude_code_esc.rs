@@ -60,10 +60,9 @@ fn on_oq_serve_a_dialog_declined_with_esc_closes_the_question_as_declined_upstre
     assert_eq!(shown["closed"]["decisionSource"], "upstream", "{shown}");
 }
 
-/// The `oq hook claude-code` processes of this peer still running (their command line
-/// names its data dir).
-fn hook_processes(peer: &Peer) -> Vec<u32> {
-    let data = peer.data().display().to_string();
+/// The `oq hook claude-code` processes still running whose command line names `needle`
+/// (the peer's data dir, or the server's address).
+fn hook_processes(needle: &str) -> Vec<u32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -77,11 +76,23 @@ fn hook_processes(peer: &Peer) -> Vec<u32> {
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
         let is_hook = args.iter().any(|a| a == "hook") && args.iter().any(|a| a == "claude-code");
-        if is_hook && args.iter().any(|a| a.contains(&data)) {
+        if is_hook && args.iter().any(|a| a.contains(needle)) {
             out.push(pid);
         }
     }
     out
+}
+
+/// The hook is waiting for an answer in oq (its question is there, nothing printed):
+/// Esc, and the hook is gone.
+fn esc_while_waiting(claude: &mut Claude, needle: &str) {
+    until("the waiting hook", || {
+        (!hook_processes(needle).is_empty()).then_some(())
+    });
+    claude.0.send(b"\x1b");
+    until("the interrupted hook to end", || {
+        hook_processes(needle).is_empty().then_some(())
+    });
 }
 
 #[test]
@@ -92,26 +103,39 @@ fn esc_while_the_hook_waits_ends_the_hook_and_closes_the_question_as_declined_up
         .as_str()
         .unwrap()
         .to_string();
-    // The hook is waiting for an answer in oq (its question is there, nothing printed).
-    until("the waiting hook", || {
-        (!hook_processes(&peer).is_empty()).then_some(())
-    });
-    claude.0.send(b"\x1b");
-    until("the interrupted hook to end", || {
-        hook_processes(&peer).is_empty().then_some(())
-    });
-    eprintln!("SCREEN after Esc:\n{}", claude.0.screen());
+    esc_while_waiting(&mut claude, &peer.data().display().to_string());
+    // Closed by the hook as it goes, before any later prompt looks back.
+    let shown = peer.oq_json("ana", &["show", &id]);
+    assert_eq!(shown["status"], "closed", "{shown}");
+    assert_eq!(shown["closed"]["decisionSource"], "upstream", "{shown}");
+    // The next prompt's look-back finds it settled already and leaves it so.
     claude.0.send(b"what now?");
     claude.0.wait_text("what now?");
     claude.0.send(b"\r");
-    let shown = until("the interrupted question's closure", || {
-        let s = peer.oq_json("ana", &["show", &id]);
-        (s["status"] != "open").then_some(s)
-    });
+    claude.0.wait_text("DONE");
+    let again = peer.oq_json("ana", &["show", &id]);
+    assert_eq!(again, shown);
     assert_eq!(shown["status"], "closed", "{shown}");
     assert!(shown["answer"].is_null(), "{shown}");
     assert_eq!(shown["closed"]["decisionSource"], "upstream", "{shown}");
     assert_eq!(shown["closed"]["by"], "claude-code", "{shown}");
     let late = peer.oq("ana", &["answer", &id, "--answers-json", r#"[["SQLite"]]"#]);
     assert!(!late.status.success());
+}
+
+#[test]
+fn on_oq_serve_esc_while_the_hook_waits_ends_it_and_closes_the_question_as_declined_upstream() {
+    let Some(peer) = Peer::start() else { return };
+    let (s, client) = serve_with_session(&peer);
+    let mut claude = interactive_on(&peer, &s, "300");
+    let id = server_question(&s, &client)["questionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    esc_while_waiting(&mut claude, &s.base);
+    let out = s.run(&client, &["show", &id, "--json"]);
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["status"], "closed", "{shown}");
+    assert!(shown["answer"].is_null(), "{shown}");
+    assert_eq!(shown["closed"]["decisionSource"], "upstream", "{shown}");
 }
