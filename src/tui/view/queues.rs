@@ -152,7 +152,7 @@ fn draw_open(
         // An orphan (its session aborted upstream: nobody waits for the answer) says so.
         // One handed to Claude Code's own dialog is answered there.
         let title = if q.handed_off && q.status == "open" {
-            format!("in Claude Code's dialog · {}", q.pergunta)
+            format!("in Claude · {}", q.pergunta)
         } else if q.orphaned && q.status == "open" {
             format!("orphaned · {}", q.pergunta)
         } else {
