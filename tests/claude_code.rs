@@ -2,7 +2,8 @@
 //! (`tests/claude_peer/fake_anthropic.py`): headless with `oq mcp` as its MCP server, and
 //! interactive in a pseudo-terminal with `oq hook claude-code --install`'s hooks — the
 //! question in oq's queue, answered there, and the answer in what the model receives;
-//! or, past the hook's wait, answered in Claude's own dialog and settled as `upstream`.
+//! or, past the hook's wait, handed to Claude's own dialog (oq refusing an answer that
+//! would reach nobody), answered there and settled as `upstream`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod claude_interactive;

@@ -1,7 +1,8 @@
 //! The Claude Code routes of `oq serve` (what `oq hook claude-code --source http://…`
 //! calls), at the HTTP level on the store `OQ_TEST_STORE` names: a declaration with its
 //! parts and call, its retry, and every refusal by status and code, each changing
-//! nothing; the settlement only by the declaring agent, only for a Claude Code question.
+//! nothing; the settlement and the hand-off to Claude's dialog only by the declaring agent,
+//! only for a Claude Code question; a handed question refuses the author's answer by name.
 //! Every reply is checked against the OpenAPI document (`common_server`).
 #![allow(clippy::unwrap_used)]
 
