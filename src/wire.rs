@@ -49,6 +49,10 @@ pub struct QuestionItem {
     /// Upstream's session was aborted while this was pending; dismiss it to clear it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub orphaned: bool,
+    /// Claude Code's hook handed it to Claude Code's own dialog: answered there (an
+    /// answer here is refused, `handed_to_claude_code`); `reason` says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub handed_off: bool,
     /// Whether the caller may answer now; `reason` says why not.
     pub can_answer: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -142,6 +146,7 @@ impl QuestionItem {
                 decision_source: Some(c.decision_source),
             }),
             orphaned: q.orphaned,
+            handed_off: q.handed_off,
             can_answer,
             reason,
         }

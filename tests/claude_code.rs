@@ -2,26 +2,19 @@
 //! (`tests/claude_peer/fake_anthropic.py`): headless with `oq mcp` as its MCP server, and
 //! interactive in a pseudo-terminal with `oq hook claude-code --install`'s hooks — the
 //! question in oq's queue, answered there, and the answer in what the model receives;
-//! or, past the hook's wait, answered in Claude's own dialog and settled as `upstream`.
+//! or, past the hook's wait, handed to Claude's own dialog (oq refusing an answer that
+//! would reach nobody), answered there and settled as `upstream`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod claude_interactive;
 mod common_claude;
 mod common_pty;
 mod serve_process;
 
+use claude_interactive::*;
 use common_claude::{Peer, until};
 use common_pty::Tui;
 use serde_json::{Value, json};
-
-const ASK: &str = r#"CALL: {"name": "AskUserQuestion", "input": {"questions": [{"question": "Which database should we use?", "header": "Database", "options": [{"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}], "multiSelect": false}]}}"#;
-
-/// The one open question of the store, once there is one.
-fn open_question(peer: &Peer) -> Value {
-    until("the question in oq's queue", || {
-        let list = peer.oq_json("ana", &["list"]);
-        list["items"].as_array()?.first().cloned()
-    })
-}
 
 #[test]
 fn headless_claude_declares_over_mcp_and_its_wait_receives_the_answer() {
@@ -142,110 +135,6 @@ fn headless_claude_declares_over_mcp_on_oq_serve_and_receives_the_answer() {
     assert_eq!(waited["resposta"], "card");
     assert_eq!(waited["respondidaPor"], serve_process::DEV);
 }
-
-/// Claude Code in a pty with the hooks installed (waiting `wait` seconds) on the local
-/// engine, `ASK` typed.
-fn interactive(peer: &Peer, wait: &str) -> Claude {
-    let out = peer.oq("ana", &["hook", "claude-code", "--install", "--wait", wait]);
-    assert!(out.status.success(), "{out:?}");
-    ask_in_pty(peer, &[])
-}
-
-/// Claude Code in a pty with the hooks installed for the server `s` (its agent's token
-/// in Claude's environment only, never in the settings), `ASK` typed.
-fn interactive_on(peer: &Peer, s: &serve_process::Serve, wait: &str) -> Claude {
-    let out = std::process::Command::new(common_claude::OQ)
-        .current_dir(peer.work())
-        .env("HOME", peer.home())
-        .env_remove("OQ_TOKEN")
-        .args([
-            "--source",
-            &s.base,
-            "-p",
-            "loja",
-            "hook",
-            "claude-code",
-            "--install",
-        ])
-        .args(["--wait", wait, "--session", "loja.checkout"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let settings = std::fs::read_to_string(peer.work().join(".claude/settings.json")).unwrap();
-    assert!(!settings.contains(&s.agent_token), "{settings}");
-    assert!(settings.contains("--session 'loja.checkout'"), "{settings}");
-    ask_in_pty(peer, &[("OQ_TOKEN".into(), s.agent_token.clone())])
-}
-
-fn ask_in_pty(peer: &Peer, extra_env: &[(String, String)]) -> Claude {
-    let settings = peer.work().join(".claude/settings.json");
-    assert!(
-        settings.exists(),
-        "project scope writes .claude/settings.json"
-    );
-    let mut env = peer.env();
-    env.extend(extra_env.iter().cloned());
-    let mut tui = Tui::spawn_program(&peer.bin, &peer.work(), &env);
-    // The prompt box is drawn with its footer; keys sent before it are not read.
-    tui.wait_text("shift+tab to cycle");
-    tui.send(ASK.as_bytes());
-    tui.wait_text(r#""multiSelect": false}]}}"#);
-    tui.send(b"\r");
-    Claude(tui)
-}
-
-/// A server with the session `loja.checkout` dev-a started; the client dir to run oq in.
-fn serve_with_session(peer: &Peer) -> (serve_process::Serve, std::path::PathBuf) {
-    let mut s = serve_process::Serve::new();
-    s.start();
-    let client = peer.state.path().join("client");
-    let started = s.run(
-        &client,
-        &["session", "start", "--id", "loja.checkout", "--json"],
-    );
-    assert!(started.status.success(), "{started:?}");
-    (s, client)
-}
-
-/// On a server, the hook waiting 1 s: its question's id once it is there.
-fn past_the_wait_on_serve(
-    peer: &Peer,
-) -> (serve_process::Serve, std::path::PathBuf, Claude, String) {
-    let (s, client) = serve_with_session(peer);
-    let claude = interactive_on(peer, &s, "1");
-    let id = server_question(&s, &client)["questionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    (s, client, claude, id)
-}
-
-/// The server's one question, once there is one (any status).
-fn server_question(s: &serve_process::Serve, client: &std::path::Path) -> Value {
-    until("the question on the server", || {
-        let out = s.run(client, &["list", "--status", "all", "--json"]);
-        let v: Value = serde_json::from_slice(&out.stdout).ok()?;
-        v["items"].as_array()?.first().cloned()
-    })
-}
-
-/// The interactive Claude Code; its whole process group (hooks included) stopped on drop.
-struct Claude(Tui);
-
-impl Drop for Claude {
-    fn drop(&mut self) {
-        self.0.kill_group();
-    }
-}
-
-fn answered_text(peer: &Peer, label: &str) -> String {
-    let want =
-        format!("Your questions have been answered: \"Which database should we use?\"=\"{label}\"");
-    until(&format!("the model to receive {want:?}"), || {
-        peer.tool_results().into_iter().find(|r| r.contains(&want))
-    })
-}
-
 #[test]
 fn interactive_claude_asks_in_oq_and_the_person_answers_there() {
     let Some(peer) = Peer::start() else { return };
@@ -286,8 +175,30 @@ fn past_the_wait_claude_shows_its_dialog_and_that_answer_settles_oq_as_upstream(
     let mut claude = interactive(&peer, "1");
     let q = open_question(&peer);
     let id = q["questionId"].as_str().unwrap().to_string();
-    // The hook gave up: Claude's own dialog, its first option chosen there.
+    // The hook gave up: Claude's own dialog. oq says the question waits there…
     claude.0.wait_text("Type something");
+    let handed = open_question(&peer);
+    assert_eq!(handed["questionId"], id.as_str());
+    assert_eq!(handed["handedOff"], true, "{handed}");
+    assert_eq!(handed["canAnswer"], false, "{handed}");
+    assert_eq!(
+        handed["reason"], "waiting in Claude Code's dialog — answer there",
+        "{handed}"
+    );
+    let listed = peer.oq("ana", &["list"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("in claude"),
+        "{listed:?}"
+    );
+    // …and refuses an answer that would reach nobody, changing nothing.
+    let before = peer.oq_json("ana", &["show", &id]);
+    let refused = peer.oq("ana", &["answer", &id, "--answers-json", r#"[["SQLite"]]"#]);
+    assert_eq!(refused.status.code(), Some(8), "{refused:?}");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("handed_to_claude_code"), "{err}");
+    assert_eq!(peer.oq_json("ana", &["show", &id]), before);
+    assert_eq!(before["status"], "open");
+    // Its first option chosen in the dialog.
     claude.0.send(b"\r");
     answered_text(&peer, "Postgres");
     let shown = until("the upstream settlement", || {
@@ -340,6 +251,15 @@ fn on_oq_serve_past_the_wait_the_dialogs_answer_settles_the_question_as_upstream
     let Some(peer) = Peer::start() else { return };
     let (s, client, mut claude, id) = past_the_wait_on_serve(&peer);
     claude.0.wait_text("Type something");
+    // Handed to the dialog through the hook's route: the author's answer is refused.
+    let handed = server_question(&s, &client);
+    assert_eq!(handed["handedOff"], true, "{handed}");
+    let refused = s.run(
+        &client,
+        &["answer", &id, "--answers-json", r#"[["SQLite"]]"#],
+    );
+    assert_eq!(refused.status.code(), Some(8), "{refused:?}");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("handed_to_claude_code"));
     claude.0.send(b"\r");
     answered_text(&peer, "Postgres");
     let shown = until("the upstream settlement on the server", || {
@@ -350,51 +270,4 @@ fn on_oq_serve_past_the_wait_the_dialogs_answer_settles_the_question_as_upstream
     assert_eq!(shown["answer"]["decisionSource"], "upstream", "{shown}");
     assert_eq!(shown["answer"]["respondidaPor"], "claude-code");
     assert_eq!(shown["answer"]["answers"], json!([["Postgres"]]));
-}
-
-/// Past the wait, Esc on Claude's own dialog; then the person's next prompt.
-fn decline_then_prompt(claude: &mut Claude) {
-    claude.0.wait_text("Type something");
-    claude.0.send(b"\x1b");
-    claude.0.wait_text("Declined to answer");
-    claude.0.send(b"what now?");
-    claude.0.wait_text("what now?");
-    claude.0.send(b"\r");
-}
-
-#[test]
-fn a_dialog_declined_with_esc_closes_the_oq_question_as_declined_upstream_not_answered() {
-    let Some(peer) = Peer::start() else { return };
-    let mut claude = interactive(&peer, "1");
-    let id = open_question(&peer)["questionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    decline_then_prompt(&mut claude);
-    let shown = until("the declined dialog's closure", || {
-        let s = peer.oq_json("ana", &["show", &id]);
-        (s["status"] != "open").then_some(s)
-    });
-    assert_eq!(shown["status"], "closed", "{shown}");
-    assert!(shown["answer"].is_null(), "{shown}");
-    assert_eq!(shown["closed"]["decisionSource"], "upstream", "{shown}");
-    assert_eq!(shown["closed"]["by"], "claude-code", "{shown}");
-    // Nobody waits for an answer now: oq refuses one rather than record it for nobody.
-    let late = peer.oq("ana", &["answer", &id, "--answers-json", r#"[["SQLite"]]"#]);
-    assert!(!late.status.success());
-}
-
-#[test]
-fn on_oq_serve_a_dialog_declined_with_esc_closes_the_question_as_declined_upstream() {
-    let Some(peer) = Peer::start() else { return };
-    let (s, client, mut claude, id) = past_the_wait_on_serve(&peer);
-    decline_then_prompt(&mut claude);
-    let shown = until("the declined dialog's closure on the server", || {
-        let out = s.run(&client, &["show", &id, "--json"]);
-        let v: Value = serde_json::from_slice(&out.stdout).ok()?;
-        (v["status"] != "open").then_some(v)
-    });
-    assert_eq!(shown["status"], "closed", "{shown}");
-    assert!(shown["answer"].is_null(), "{shown}");
-    assert_eq!(shown["closed"]["decisionSource"], "upstream", "{shown}");
 }

@@ -1,7 +1,8 @@
 //! The Claude Code routes of `oq serve` (what `oq hook claude-code --source http://…`
 //! calls), at the HTTP level on the store `OQ_TEST_STORE` names: a declaration with its
 //! parts and call, its retry, and every refusal by status and code, each changing
-//! nothing; the settlement only by the declaring agent, only for a Claude Code question.
+//! nothing; the settlement and the hand-off to Claude's dialog only by the declaring agent,
+//! only for a Claude Code question; a handed question refuses the author's answer by name.
 //! Every reply is checked against the OpenAPI document (`common_server`).
 #![allow(clippy::unwrap_used)]
 
@@ -272,4 +273,126 @@ async fn only_the_declaring_agent_settles_a_claude_code_question_and_only_once()
         )
         .await;
     assert_eq!(late.status.as_u16(), 409, "{late:?}");
+}
+
+fn hand_off_path(id: &str) -> String {
+    format!("/projects/loja/claude-code/questions/{id}/handoff")
+}
+
+fn answer_path(id: &str) -> String {
+    format!("/projects/loja/open-questions/{id}/answer")
+}
+
+/// Past the hook's wait, the question is handed to Claude Code's own dialog: every
+/// client sees it so, an answer in oq (which would reach nobody) is refused by name and
+/// changes nothing, and the dialog's settlement or the author's dismissal still close it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_handed_to_claude_codes_dialog_refuses_an_answer_in_oq_and_settles_upstream() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let declared = s.post(PO, DECLARE, body(&w.conversation, "toolu_1")).await;
+    let id = must(&declared, 201)["questionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cases: Vec<(&str, String, u16, &str)> = vec![
+        (ANA, hand_off_path(&id), 403, "role_not_allowed"),
+        (ARQUITETO, hand_off_path(&id), 403, "not_declarer"),
+        (OUTRO_AGENT, hand_off_path(&id), 404, "not_found"),
+        (PO, hand_off_path("q-none"), 404, "not_found"),
+        (CRIATIVO, hand_off_path(&w.question), 409, "not_claude_code"),
+    ];
+    for (who, path, status, code) in cases {
+        let before = s.project_revision("loja");
+        let r = s.post(who, &path, json!({})).await;
+        refused(&s, before, &r, status, code);
+    }
+    let handed = s.post(PO, &hand_off_path(&id), json!({})).await;
+    let handed = must(&handed, 200);
+    assert_eq!(handed["status"], "open", "{handed}");
+    assert_eq!(handed["handedOff"], true, "{handed}");
+    // Said twice (a hook run again), recorded once.
+    let before = s.project_revision("loja");
+    must(&s.post(PO, &hand_off_path(&id), json!({})).await, 200);
+    assert_eq!(s.project_revision("loja"), before);
+    // The author's list says where to answer, and that oq cannot.
+    let list = s.get(ANA, "/projects/loja/open-questions").await;
+    let item = must(&list, 200)["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["questionId"] == id.as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(item["handedOff"], true, "{item}");
+    assert_eq!(item["canAnswer"], false, "{item}");
+    assert_eq!(
+        item["reason"], "waiting in Claude Code's dialog — answer there",
+        "{item}"
+    );
+    let r = s
+        .post(ANA, &answer_path(&id), json!({"answers": [["SQLite"]]}))
+        .await;
+    refused(&s, before, &r, 409, "handed_to_claude_code");
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("Claude Code's dialog")
+    );
+    let r = s
+        .post(ANA, &answer_path(&id), json!({"resposta": "SQLite"}))
+        .await;
+    refused(&s, before, &r, 409, "handed_to_claude_code");
+    // What the dialog answered still settles it, as `upstream`.
+    let done = s
+        .post(
+            PO,
+            &settle_path(&id),
+            json!({"outcome": "answered", "answers": [["Postgres"]]}),
+        )
+        .await;
+    let done = must(&done, 200);
+    assert_eq!(done["status"], "answered", "{done}");
+    assert_eq!(done["answer"]["decisionSource"], "upstream");
+    assert_eq!(done["answer"]["answers"], json!([["Postgres"]]));
+
+    // A handed question the author dismisses is closed by them.
+    let q2 = must(
+        &s.post(PO, DECLARE, body(&w.conversation, "toolu_2")).await,
+        201,
+    )["questionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    must(&s.post(PO, &hand_off_path(&q2), json!({})).await, 200);
+    let dismissed = s
+        .post(
+            ANA,
+            &format!("/projects/loja/open-questions/{q2}/dismiss"),
+            json!({}),
+        )
+        .await;
+    let dismissed = must(&dismissed, 200);
+    assert_eq!(dismissed["status"], "closed", "{dismissed}");
+    assert_eq!(dismissed["closed"]["decisionSource"], "dismissed");
+
+    // An answer that came before the hand-off wins: the hook gets it back, nothing new.
+    let q3 = must(
+        &s.post(PO, DECLARE, body(&w.conversation, "toolu_3")).await,
+        201,
+    )["questionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let answered = s
+        .post(ANA, &answer_path(&q3), json!({"answers": [["SQLite"]]}))
+        .await;
+    must(&answered, 200);
+    let before = s.project_revision("loja");
+    let late = s.post(PO, &hand_off_path(&q3), json!({})).await;
+    let late = must(&late, 200);
+    assert_eq!(late["status"], "answered", "{late}");
+    assert!(late.get("handedOff").is_none(), "{late}");
+    assert_eq!(s.project_revision("loja"), before);
 }

@@ -52,6 +52,12 @@ fn total(dir: &Path) -> u64 {
     v["total"].as_u64().unwrap()
 }
 
+/// The store's head (`oq store head`): it moves with every event written.
+fn revision(dir: &Path) -> String {
+    let out = oq(dir, &["store", "head"], "");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn bad_hook_input_is_a_clear_error_exit_1_and_declares_nothing() {
     let d = tempfile::tempdir().unwrap();
@@ -93,10 +99,14 @@ fn an_unanswered_question_prints_nothing_and_stays_open_for_the_post_hook() {
     let listed = oq(d.path(), &["list", "--json"], "");
     let item = serde_json::from_slice::<Value>(&listed.stdout).unwrap()["items"][0].clone();
     assert_eq!(item["status"], "open");
+    assert_eq!(item["handedOff"], true, "handed to Claude's dialog: {item}");
     assert_eq!(item["prompts"][0]["multiple"], true);
-    // The same tool call again is the same question, not a second one.
+    // The same tool call again is the same question, not a second one (nor a second
+    // hand-off).
+    let before = revision(d.path());
     oq(d.path(), &["hook", "claude-code", "--wait", "0"], &input);
     assert_eq!(total(d.path()), 1);
+    assert_eq!(revision(d.path()), before);
     // The dialog's multiple choice comes back joined; it settles the question upstream.
     let mut post: Value = serde_json::from_str(&input).unwrap();
     post["hook_event_name"] = json!("PostToolUse");

@@ -107,6 +107,7 @@ fn question(sugestao: Option<&str>, answered: bool) -> Question {
         upstream: None,
         closure: None,
         orphaned: false,
+        handed_off: false,
     }
 }
 
@@ -691,4 +692,37 @@ fn sugestao_is_optional_on_the_wire() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_question_handed_to_claude_codes_dialog_is_not_answered_here_but_may_be_dismissed() {
+    let mut q = question(Some("R$ 200"), false);
+    q.handed_off = true;
+    let alice = Actor::person("alice");
+    for b in [body(Some("150"), None), AnswerInput::accept()] {
+        assert_eq!(
+            code(decide_answer(&q, &alice, &b)),
+            "handed_to_claude_code",
+            "{b:?}"
+        );
+    }
+    // The order stands: a bad body, then someone else, before the state.
+    assert_eq!(
+        code(decide_answer(&q, &alice, &body(None, None))),
+        "invalid_body"
+    );
+    let bob = Actor::person("bob");
+    assert_eq!(
+        code(decide_answer(&q, &bob, &body(Some("150"), None))),
+        "so_o_autor_da_sessao"
+    );
+    assert_eq!(
+        q.answerability(&alice),
+        (
+            false,
+            Some("waiting in Claude Code's dialog — answer there".into())
+        )
+    );
+    // Dismissing is the author's as before: only the state of being open is checked.
+    assert!(oq::domain::answering::check_author_and_open(&q, &alice).is_ok());
 }

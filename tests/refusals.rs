@@ -131,6 +131,10 @@ const NOT_BY_A_DOOR: &[(ErrorCode, &str)] = &[
         "the Claude Code hook's settlement route, on a question another door declared (claude_code_routes)",
     ),
     (
+        ErrorCode::HandedToClaudeCode,
+        "an answer to a question the Claude Code hook handed to Claude's dialog (claude_code_routes, claude_code)",
+    ),
+    (
         ErrorCode::InvalidOptions,
         "the MCP door, on the engine: `oq ask` declares no options (mcp_stdio)",
     ),

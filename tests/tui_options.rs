@@ -1,7 +1,8 @@
 //! Options forms (issue 11, item 10): the options scroll with the cursor; what was chosen
 //! and typed is a draft saved at every change and restored when the form opens again;
 //! the author can dismiss the question from the form, confirmed; an orphaned question
-//! says so in the queue. Pure `update` and the real view on `TestBackend`.
+//! says so in the queue, and so does one handed to Claude Code's dialog. Pure `update` and
+//! the real view on `TestBackend`.
 #![allow(clippy::unwrap_used)]
 
 mod tui_fixtures;
@@ -169,4 +170,28 @@ fn an_orphaned_question_says_so_in_the_queue_and_in_full() {
     let s = screen(&m);
     assert!(s.contains("> orphaned · Releas"), "{s}");
     assert!(s.contains("orphaned: its session was aborted"), "{s}");
+}
+
+#[test]
+fn a_question_handed_to_claude_codes_dialog_says_so_and_opens_no_answer_form() {
+    let mut q = release();
+    q.source = "claude-code".into();
+    q.handed_off = true;
+    q.can_answer = false;
+    q.reason = Some("waiting in Claude Code's dialog — answer there".into());
+    let mut m = with(q);
+    let s = screen(&m);
+    assert!(s.contains("> in Claude · Rel"), "{s}");
+    assert!(
+        s.contains("waiting in Claude Code's dialog — answer"),
+        "{s}"
+    );
+    // Enter opens no form: the inert control says why instead.
+    let fx = update(&mut m, key(KeyCode::Enter));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(
+        matches!(m.modal, Some(Modal::Inert { .. })),
+        "{:?}",
+        m.modal
+    );
 }

@@ -51,7 +51,8 @@ pub struct DecidedAnswer {
 }
 
 /// Decides an answer. Order of refusals: the body's shape (422), then who answers (403),
-/// then whether it is still open (409) — a non-author learns nothing about the state.
+/// then whether it is still open and not handed to Claude Code's dialog (409) — a
+/// non-author learns nothing about the state.
 pub fn decide_answer(
     question: &Question,
     actor: &Actor,
@@ -59,7 +60,25 @@ pub fn decide_answer(
 ) -> Result<DecidedAnswer, OqError> {
     let decided = decide_shape(question, input)?;
     check_author_and_open(question, actor)?;
+    check_not_handed_off(question)?;
     Ok(decided)
+}
+
+/// A question Claude Code's hook handed to Claude's own dialog is answered there: the
+/// agent waits on that dialog, so an answer recorded here would reach nobody. Refused
+/// rather than recorded (the author may still dismiss it; the dialog settles it).
+pub fn check_not_handed_off(question: &Question) -> Result<(), OqError> {
+    if !question.handed_off {
+        return Ok(());
+    }
+    Err(OqError::conflict(
+        ErrorCode::HandedToClaudeCode,
+        format!(
+            "question {} is {}: Claude Code's hook stopped waiting for oq, and an answer here would reach nobody",
+            question.question_id,
+            super::claude_code::HANDED_OFF
+        ),
+    ))
 }
 
 /// Whether an answer carrying `key` is a retry of the answer the question already holds

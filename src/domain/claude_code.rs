@@ -15,6 +15,9 @@ use super::declared::Origin;
 /// `Upstream::kind` and `name`, and the service that records a dialog's settlement.
 pub const UPSTREAM_KIND: &str = Origin::ClaudeCode.as_str();
 
+/// What every client says of a question handed to Claude Code's dialog.
+pub const HANDED_OFF: &str = "waiting in Claude Code's dialog — answer there";
+
 /// The tool call that asked: Claude's session, its `tool_use_id`, its working directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -62,6 +62,9 @@ error_codes! {
     EmptyText => "empty_text",
     GateClosed => "gate_closed",
     GateParked => "gate_parked",
+    /// An answer in oq to a Claude Code question its hook handed to Claude Code's own
+    /// dialog: nobody would receive it (the agent waits on that dialog).
+    HandedToClaudeCode => "handed_to_claude_code",
     HistoriaNaoCorrigivel => "historia_nao_corrigivel",
     HistoriaProntaSemResposta => "historia_pronta_sem_resposta",
     Internal => "internal",

@@ -181,6 +181,15 @@ pub enum Event {
         open_questions: u64,
     },
 
+    /// Claude Code's hook stopped waiting for an answer in oq and let Claude Code show
+    /// its own dialog (`to`: `claude-code`): the question stays open, but only that
+    /// dialog (or its Esc) settles it now; an answer in oq would reach nobody.
+    #[serde(rename = "open_question.handed_off", rename_all = "camelCase")]
+    QuestionHandedOff {
+        question_id: String,
+        to: String,
+        by: String,
+    },
     /// A bridge armed the auto-answer timer of an imported question: it answers at
     /// `deadline` (Unix ms) unless someone does first. Kept so a restart keeps it.
     #[serde(rename = "open_question.countdown", rename_all = "camelCase")]
@@ -245,6 +254,7 @@ impl Event {
             Event::GateRescueParked { .. } => "gate.rescue_parked",
             Event::GateResumed { .. } => "gate.resumed",
             Event::ReadinessRecorded { .. } => "readiness.recorded",
+            Event::QuestionHandedOff { .. } => "open_question.handed_off",
             Event::QuestionCountdown { .. } => "open_question.countdown",
             Event::QuestionPaused { .. } => "open_question.paused",
             Event::QuestionResumed { .. } => "open_question.resumed",
@@ -273,6 +283,7 @@ impl Event {
             | Event::DecisionRecord { question_id, .. }
             | Event::GateRescueParked { question_id, .. }
             | Event::GateResumed { question_id, .. }
+            | Event::QuestionHandedOff { question_id, .. }
             | Event::QuestionCountdown { question_id, .. }
             | Event::QuestionPaused { question_id, .. }
             | Event::QuestionResumed { question_id, .. }

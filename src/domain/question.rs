@@ -134,6 +134,9 @@ pub struct Question {
     /// Upstream's session was aborted while the question was pending: it stays listed
     /// there until someone dismisses it.
     pub orphaned: bool,
+    /// Claude Code's hook stopped waiting and handed the question to Claude Code's own
+    /// dialog (`open_question.handed_off`): still open, answered there, not here.
+    pub handed_off: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,6 +211,9 @@ impl Question {
                 false,
                 Some(format!("closed ({}) by {}", c.reason.as_str(), c.by)),
             );
+        }
+        if self.handed_off {
+            return (false, Some(super::claude_code::HANDED_OFF.into()));
         }
         match actor {
             Actor::Agent { .. } | Actor::Service { .. } => (

@@ -14,7 +14,8 @@ pub fn parse_event(payload: &str) -> Result<Event, OqError> {
 }
 
 /// What a store reads for one question: its declaration, its session's author, its
-/// settlement (the event's type, payload and time) and whether it was orphaned.
+/// settlement (the event's type, payload and time), whether it was orphaned, and whether
+/// Claude Code's hook handed it to Claude's own dialog.
 pub struct QuestionRow {
     pub seq: i64,
     pub project_id: String,
@@ -23,6 +24,7 @@ pub struct QuestionRow {
     pub session_author: Option<String>,
     pub settlement: Option<(String, String, i64)>,
     pub orphaned: bool,
+    pub handed_off: bool,
 }
 
 impl QuestionRow {
@@ -35,6 +37,7 @@ impl QuestionRow {
             session_author,
             settlement,
             orphaned,
+            handed_off,
         } = self;
         let Event::OpenQuestion {
             question_id,
@@ -97,6 +100,7 @@ impl QuestionRow {
             upstream,
             closure,
             orphaned,
+            handed_off,
         })
     }
 }

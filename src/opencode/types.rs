@@ -243,6 +243,7 @@ impl Request {
             }),
             closure: None,
             orphaned: false,
+            handed_off: false,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The Claude Code hook's two calls on an `oq serve` (`oq hook claude-code --source
 //! http://…`): declare Claude's `AskUserQuestion` as one question with its parts and
-//! upstream, and report what Claude's own dialog did with it.
+//! upstream, say when the hook hands it to Claude's own dialog, and report what that
+//! dialog did with it.
 
 use super::http::HttpSource;
 use super::http_call::seg;
@@ -33,5 +34,20 @@ impl HttpSource {
             seg(question_id)
         );
         self.post(&path, how).await
+    }
+
+    /// `POST /projects/{p}/claude-code/questions/{id}/handoff`: the question as it now
+    /// is (answered, when an answer came first).
+    pub async fn claude_hand_off(
+        &self,
+        project: &str,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
+        let path = format!(
+            "/projects/{}/claude-code/questions/{}/handoff",
+            seg(project),
+            seg(question_id)
+        );
+        self.post(&path, &serde_json::json!({})).await
     }
 }

@@ -52,6 +52,7 @@ pub fn question(
         upstream: None,
         closed: None,
         orphaned: false,
+        handed_off: false,
         can_answer: can,
         reason: (!can)
             .then(|| format!("only the person who started this session, {author}, can answer")),

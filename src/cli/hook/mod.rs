@@ -5,9 +5,13 @@
 //!   by the acting person; the tool call and `cwd` kept as its upstream), the author's
 //!   answer awaited up to `--wait`, and printed as the hook output that answers the
 //!   dialog. Unanswered, dismissed, or oq unreachable: nothing printed, and Claude shows
-//!   its own dialog.
+//!   its own dialog; unanswered, the question is first marked as handed to that dialog
+//!   (`open_question.handed_off`), so oq refuses an answer that would reach nobody.
 //! - PostToolUse: what that dialog answered settles the oq question (`upstream`), so
 //!   nothing stays open in oq that was answered in Claude Code.
+//! - Esc while the PreToolUse hook still waits: Claude Code ends the hook with a signal
+//!   and records the call as rejected; the hook closes its question as declined there
+//!   (`upstream`, not answered) before it goes, as the look-back below would.
 //! - UserPromptSubmit / Stop / SessionEnd: a dialog the person declined with Esc runs no
 //!   tool hook; the next prompt, the end of its turn (or the session's end) finds it in Claude's transcript and
 //!   closes its oq question as declined there (`upstream`, not answered): nobody waits
@@ -137,11 +141,26 @@ fn hook(global: GlobalArgs, args: &ClaudeArgs) -> Result<Option<serde_json::Valu
                 }
             };
             let declared = claude::declaration(&input, session, prompts);
+            let mut stop = {
+                let _in_runtime = runtime.enter();
+                Interrupt::new()?
+            };
             let q = engine.declare_claude_code(&actor, &project, &declared)?;
-            let settled = wait(&engine, &project, &q, Duration::from_secs(args.wait))?;
-            Ok(settled
-                .map(|q| QuestionItem::from_question(&q, &actor))
-                .and_then(|q| claude::answered_output(&input, &q)))
+            let bound = Duration::from_secs(args.wait);
+            let settled = match runtime.block_on(wait(&engine, &project, &q, bound, &mut stop))? {
+                Waited::Settled(q) => q,
+                // Claude Code shows its own dialog now: oq says so, and refuses an
+                // answer that would reach nobody (one that came first is handed over).
+                Waited::Passed => engine.hand_off_claude_code(&actor, &project, &q.question_id)?,
+                // Esc on the waiting tool call: Claude ended it, nobody waits any more.
+                Waited::Interrupted => {
+                    let how = ClaudeSettlement::Declined {};
+                    engine.settle_claude_code(&actor, &project, &q.question_id, how)?;
+                    return Ok(None);
+                }
+            };
+            let item = QuestionItem::from_question(&settled, &actor);
+            Ok(claude::answered_output(&input, &item))
         }
         HookEvent::PostToolUse => {
             settle_open(&engine, &actor, &project, &question_id, |q| {
@@ -203,22 +222,70 @@ pub(super) fn declined(input: &HookInput) -> Result<Vec<ClaudeCall>, OqError> {
         .collect())
 }
 
-/// The question once settled, or `None` when `bound` passes with it still open.
-fn wait(
+/// How a PreToolUse hook's wait for an answer in oq ended.
+pub(super) enum Waited<T> {
+    /// Answered or closed (in oq, or by an earlier hook).
+    Settled(T),
+    /// `--wait` passed with the question still open.
+    Passed,
+    /// Claude Code ended the hook: Esc on the waiting tool call (checked with the real
+    /// Claude Code 2.1.328: it signals the hook and records the call as rejected), or
+    /// its own exit. Its timeout is `--wait` plus a margin, so it is never that.
+    Interrupted,
+}
+
+/// The signals Claude Code ends a running hook with (SIGTERM, and SIGINT or SIGHUP
+/// from the terminal), caught while the hook waits so it can say so before it goes.
+pub(super) struct Interrupt {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Interrupt {
+    /// Installed before the question is declared; needs the runtime's context.
+    pub(super) fn new() -> Result<Interrupt, OqError> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let on = |kind: SignalKind| {
+            signal(kind).map_err(|e| OqError::Internal(format!("cannot catch signals: {e}")))
+        };
+        Ok(Interrupt {
+            term: on(SignalKind::terminate())?,
+            int: on(SignalKind::interrupt())?,
+            hup: on(SignalKind::hangup())?,
+        })
+    }
+
+    pub(super) async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+            _ = self.hup.recv() => {}
+        }
+    }
+}
+
+/// The question once settled, `Passed` when `bound` passes with it still open, or
+/// `Interrupted` when Claude Code ends the hook first.
+async fn wait(
     engine: &LocalEngine,
     project: &str,
     q: &Question,
     bound: Duration,
-) -> Result<Option<Question>, OqError> {
+    stop: &mut Interrupt,
+) -> Result<Waited<Question>, OqError> {
     let deadline = Instant::now() + bound;
     loop {
         let now = engine.question(Some(project), &q.question_id)?;
         if !now.is_open() {
-            return Ok(Some(now));
+            return Ok(Waited::Settled(now));
         }
         if Instant::now() >= deadline {
-            return Ok(None);
+            return Ok(Waited::Passed);
         }
-        std::thread::sleep(POLL);
+        tokio::select! {
+            _ = tokio::time::sleep(POLL) => {}
+            _ = stop.recv() => return Ok(Waited::Interrupted),
+        }
     }
 }

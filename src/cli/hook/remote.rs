@@ -1,7 +1,8 @@
 //! `oq hook claude-code --source http://…`: the same two hooks on an `oq serve`, as the
 //! token's agent. The question is declared in the session `--session` names (one a
 //! person started there: agents start none), through the Claude Code routes, and the
-//! wait reads the question until it is settled or the bound passes.
+//! wait reads the question until it is settled or the bound passes; past it, the
+//! question is handed to Claude Code's own dialog (`…/handoff`).
 //!
 //! Invariant: the token is only ever sent as the bearer header; nothing here prints or
 //! logs it.
@@ -10,8 +11,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::ClaudeArgs;
 use super::claude::{self, HookEvent, HookInput};
+use super::{ClaudeArgs, Interrupt, Waited};
 use crate::cli::context::Remote;
 use crate::domain::claude_code::ClaudeSettlement;
 use crate::domain::{ErrorCode, OqError};
@@ -54,10 +55,20 @@ pub async fn hook(
                 )
             })?;
             let declared = claude::declaration(input, session, prompts);
+            let mut stop = Interrupt::new()?;
             let q = source.claude_declare(&project, &declared).await?;
             let bound = Duration::from_secs(args.wait);
-            let settled = wait(&source, &project, &q.question_id, bound).await?;
-            Ok(settled.and_then(|q| claude::answered_output(input, &q)))
+            let id = &q.question_id;
+            let settled = match wait(&source, &project, id, bound, &mut stop).await? {
+                Waited::Settled(q) => q,
+                Waited::Passed => source.claude_hand_off(&project, id).await?,
+                Waited::Interrupted => {
+                    let how = ClaudeSettlement::Declined {};
+                    source.claude_settle(&project, id, &how).await?;
+                    return Ok(None);
+                }
+            };
+            Ok(claude::answered_output(input, &settled))
         }
         HookEvent::PostToolUse => {
             let id = ids::keyed_question_id(&project, &me.user, &claude::call(input).key());
@@ -96,22 +107,30 @@ async fn settle_open(
     Ok(None)
 }
 
-/// The question once settled, or `None` when `bound` passes with it still open.
+/// The question once settled, `Passed` when `bound` passes with it still open, or
+/// `Interrupted` when Claude Code ends the hook first.
 async fn wait(
     source: &HttpSource,
     project: &str,
     question_id: &str,
     bound: Duration,
-) -> Result<Option<QuestionItem>, OqError> {
+    stop: &mut Interrupt,
+) -> Result<Waited<QuestionItem>, OqError> {
     let deadline = Instant::now() + bound;
     loop {
-        let q = source.question(Some(project), question_id).await?;
+        let q = tokio::select! {
+            q = source.question(Some(project), question_id) => q?,
+            _ = stop.recv() => return Ok(Waited::Interrupted),
+        };
         if q.status != "open" {
-            return Ok(Some(q));
+            return Ok(Waited::Settled(q));
         }
         if Instant::now() >= deadline {
-            return Ok(None);
+            return Ok(Waited::Passed);
         }
-        tokio::time::sleep_until(deadline.min(Instant::now() + POLL)).await;
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline.min(Instant::now() + POLL)) => {}
+            _ = stop.recv() => return Ok(Waited::Interrupted),
+        }
     }
 }

@@ -43,6 +43,9 @@ fn standing(q: &QuestionItem) -> (&'static str, &'static str) {
         let mark = if source.is_persons_own() { "✓" } else { "·" };
         return (mark, source_word(source));
     }
+    if q.handed_off {
+        return ("○", "in claude");
+    }
     match (q.orphaned, q.can_answer) {
         (true, _) => ("○", "orphaned"),
         (false, true) => ("●", "for you"),
@@ -96,6 +99,12 @@ pub fn question(q: &QuestionItem, now_ms: i64) -> String {
     ));
     if q.orphaned {
         out.push_str("orphaned  the agent's session was aborted: nobody waits for this answer\n");
+    }
+    if q.handed_off && q.status == "open" {
+        out.push_str(&format!(
+            "handed    {}: the hook stopped waiting, an answer in oq would reach nobody\n",
+            crate::domain::claude_code::HANDED_OFF
+        ));
     }
     out.push_str(&format!("affects   {}\n", q.afeta.describe()));
     if let Some(s) = &q.sugestao {

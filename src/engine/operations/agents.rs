@@ -96,22 +96,7 @@ impl<S: Store> Engine<S> {
         how: ClaudeSettlement,
     ) -> Result<Question, OqError> {
         let q = self.question(Some(project_id), question_id)?;
-        if q.upstream.as_ref().map(|u| u.kind.as_str()) != Some(UPSTREAM_KIND) {
-            return Err(OqError::conflict(
-                ErrorCode::NotClaudeCode,
-                format!("question {question_id} was not declared by Claude Code's hook"),
-            ));
-        }
-        let declarer = matches!(actor, Actor::Agent { role, .. } if role.as_str() == q.autor);
-        if !declarer {
-            return Err(OqError::forbidden(
-                ErrorCode::NotDeclarer,
-                format!(
-                    "only the agent that declared {question_id} ({}) reports what Claude Code's dialog did",
-                    q.autor
-                ),
-            ));
-        }
+        check_claude_declarer(&q, actor)?;
         if !q.is_open() {
             return Ok(q);
         }
@@ -131,6 +116,40 @@ impl<S: Store> Engine<S> {
             id: UPSTREAM_KIND.into(),
         };
         self.settle_imported(&service, project_id, question_id, how)
+    }
+
+    /// Claude Code's hook stopped waiting for `question_id` and let Claude Code show its
+    /// own dialog: recorded once (`open_question.handed_off`, by the declaring agent), in
+    /// the transaction that reads the question, so an answer committed just before wins
+    /// (the question comes back answered, and the hook hands that answer over instead)
+    /// and one after it is refused (`handed_to_claude_code`). A settled question is
+    /// returned as it is.
+    pub fn hand_off_claude_code(
+        &self,
+        actor: &Actor,
+        project_id: &str,
+        question_id: &str,
+    ) -> Result<Question, OqError> {
+        let owned = (
+            actor.clone(),
+            project_id.to_string(),
+            question_id.to_string(),
+        );
+        self.store.transact(move |view| {
+            let (actor, project, question_id) = (&owned.0, owned.1.as_str(), owned.2.as_str());
+            let q = question_in(view, Some(project), question_id)?;
+            check_claude_declarer(&q, actor)?;
+            if !q.is_open() || q.handed_off {
+                return Ok((Vec::new(), ()));
+            }
+            let event = Event::QuestionHandedOff {
+                question_id: question_id.into(),
+                to: UPSTREAM_KIND.into(),
+                by: actor.id().to_string(),
+            };
+            Ok((vec![new_event(project, actor, event)], ()))
+        })?;
+        self.question(Some(project_id), question_id)
     }
 
     /// withdraw_question: the declaring agent (or the session's author) retracts an open
@@ -189,4 +208,29 @@ impl<S: Store> Engine<S> {
                 _ => None,
             }))
     }
+}
+
+/// Only a question Claude Code's hook declared, and only its declaring agent, is told
+/// what Claude Code did with it.
+fn check_claude_declarer(q: &Question, actor: &Actor) -> Result<(), OqError> {
+    if q.upstream.as_ref().map(|u| u.kind.as_str()) != Some(UPSTREAM_KIND) {
+        return Err(OqError::conflict(
+            ErrorCode::NotClaudeCode,
+            format!(
+                "question {} was not declared by Claude Code's hook",
+                q.question_id
+            ),
+        ));
+    }
+    let declarer = matches!(actor, Actor::Agent { role, .. } if role.as_str() == q.autor);
+    if !declarer {
+        return Err(OqError::forbidden(
+            ErrorCode::NotDeclarer,
+            format!(
+                "only the agent that declared {} ({}) reports what Claude Code's dialog did",
+                q.question_id, q.autor
+            ),
+        ));
+    }
+    Ok(())
 }

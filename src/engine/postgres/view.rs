@@ -22,7 +22,8 @@ const QUESTION_COLUMNS: &str = "
     (SELECT s.payload ->> 'author' FROM oq.events s
       WHERE s.type = 'session.started' AND s.session_id = d.session_id),
     st.type, st.payload::text, st.at,
-    EXISTS (SELECT 1 FROM oq.events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id)";
+    EXISTS (SELECT 1 FROM oq.events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id),
+    EXISTS (SELECT 1 FROM oq.events x WHERE x.type = 'open_question.handed_off' AND x.question_id = d.question_id)";
 
 /// The settlement of `d`: the one-settlement index's own condition.
 const SETTLEMENT_JOIN: &str = "
@@ -106,6 +107,7 @@ fn question_row(r: &Row) -> Result<QuestionRow, OqError> {
         session_author: get(r, 4)?,
         settlement,
         orphaned: get(r, 8)?,
+        handed_off: get(r, 9)?,
     })
 }
 
@@ -191,7 +193,7 @@ impl StoreView for PgView<'_> {
         let items = self
             .rows(&sql.page, &refs(&sql.page_params))?
             .iter()
-            .map(|r| Ok((get::<i64>(r, 9)?, question_row(r)?.into_question()?)))
+            .map(|r| Ok((get::<i64>(r, 10)?, question_row(r)?.into_question()?)))
             .collect::<Result<_, OqError>>()?;
         Ok(DecisionPage {
             items,

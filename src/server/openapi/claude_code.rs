@@ -1,5 +1,6 @@
 //! The Claude Code routes in the document: `oq hook claude-code --source http://…`
-//! declaring Claude's `AskUserQuestion` and reporting what Claude's own dialog did.
+//! declaring Claude's `AskUserQuestion`, handing it to Claude's own dialog, and
+//! reporting what that dialog did.
 
 use serde_json::{Value, json};
 
@@ -12,8 +13,8 @@ const AGENTS_ONLY: (&str, &str, &[C]) = (
     &[C::RoleNotAllowed],
 );
 
-/// `(declare, settle)`: the two operations.
-pub(super) fn ops() -> (Value, Value) {
+/// `(declare, settle, hand_off)`: the three operations.
+pub(super) fn ops() -> (Value, Value, Value) {
     let call = json!({ "type": "object", "additionalProperties": false,
         "required": ["sessionId", "toolUseId"], "properties": {
             "sessionId": { "type": "string", "description": "Claude Code's session_id" },
@@ -90,5 +91,26 @@ pub(super) fn ops() -> (Value, Value) {
         ),
         settle_body,
     );
-    (declare, settle)
+    let hand_off = op(
+        "Record that the hook stopped waiting and Claude Code shows its own dialog for the question (`open_question.handed_off`): it stays open, an answer in oq is refused from now on (`handed_to_claude_code`), the dialog's settlement and the author's dismissal still close it; a question already settled (an answer that came first) is returned as it is",
+        "the agent that declared it",
+        &["questionId"],
+        with(
+            project_errors(&[
+                (
+                    "403",
+                    "a person's token (`role_not_allowed`), or not the agent that declared it (`not_declarer`)",
+                    &[C::RoleNotAllowed, C::NotDeclarer],
+                ),
+                (
+                    "409",
+                    "the question was not declared by Claude Code's hook (`not_claude_code`)",
+                    &[C::NotClaudeCode],
+                ),
+            ]),
+            "200",
+            ok("the question as it now is", schema("Question")),
+        ),
+    );
+    (declare, settle, hand_off)
 }

@@ -65,8 +65,8 @@ pub fn document() -> Value {
                         AUTHOR_ONLY,
                         (
                             "409",
-                            "already answered (`pergunta_ja_respondida`), closed (`question_closed`), or a bridged question another path holds or settled",
-                            &SETTLED_409,
+                            "already answered (`pergunta_ja_respondida`), closed (`question_closed`), a bridged question another path holds or settled, or a Claude Code question its hook handed to Claude Code's own dialog (`handed_to_claude_code`: answer it there)",
+                            &ANSWER_409,
                         ),
                         UPSTREAM_502,
                     ],
@@ -218,7 +218,7 @@ pub fn document() -> Value {
     );
 
     let delegate = delegate_ops();
-    let (claude_declare, claude_settle) = claude_code::ops();
+    let (claude_declare, claude_settle, claude_hand_off) = claude_code::ops();
     let delegate_blocking = json!({
         "summary": "Whether an OpenCode session is blocked by a question that is not settled (counting, paused, disabled, submitting or uncertain), walking subagent sessions up to their root; ask it right before prompting the session",
         "description": "Who: a person who is a member of the upstream's project; anyone else gets 404.",
@@ -278,6 +278,7 @@ pub fn document() -> Value {
             "/projects/{projectId}/decisions": { "get": list::decisions_op() },
             "/projects/{projectId}/claude-code/questions": { "post": claude_declare },
             "/projects/{projectId}/claude-code/questions/{questionId}/settlement": { "post": claude_settle },
+            "/projects/{projectId}/claude-code/questions/{questionId}/handoff": { "post": claude_hand_off },
             "/api/question-auto-delegate": { "get": delegate.snapshot },
             "/api/question-auto-delegate/requests/{requestId}/pause": { "post": delegate.pause },
             "/api/question-auto-delegate/requests/{requestId}/resume": { "post": delegate.resume },

@@ -20,6 +20,16 @@ pub(super) const SETTLED_409: [C; 5] = [
     C::QuestionAlreadySettled,
     C::QuestionNotReady,
 ];
+/// An answer's: [`SETTLED_409`], or a Claude Code question its hook handed to Claude's
+/// own dialog (answered there).
+pub(super) const ANSWER_409: [C; 6] = [
+    C::PerguntaJaRespondida,
+    C::QuestionClosed,
+    C::QuestionSubmissionClaimed,
+    C::QuestionAlreadySettled,
+    C::QuestionNotReady,
+    C::HandedToClaudeCode,
+];
 /// A bridged question's upstream did not take it (the server itself is up).
 pub(super) const UPSTREAM_502: Refusal = (
     "502",

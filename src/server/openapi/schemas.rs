@@ -53,6 +53,7 @@ pub(super) fn all() -> Value {
             "closed": { "type": "object", "properties": {
                 "reason": { "type": "string", "enum": ["rejected", "external"] }, "by": { "type": "string" }, "closedAt": { "type": "integer" } } },
             "orphaned": { "type": "boolean" },
+            "handedOff": { "type": "boolean", "description": "Claude Code's hook handed it to Claude Code's own dialog: answer it there (an answer here is refused, `handed_to_claude_code`)" },
             "canAnswer": { "type": "boolean" }, "reason": { "type": "string" } } },
         "QuestionList": { "type": "object", "properties": {
             "items": { "type": "array", "maxItems": 50, "items": schema("Question") },

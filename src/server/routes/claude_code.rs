@@ -2,7 +2,8 @@
 //! the hook's agent declares an `AskUserQuestion` call as one question with its parts,
 //! source `claude-code`, the call as its upstream and idempotency key; and reports what
 //! Claude's own dialog did with it (`upstream`), so nothing stays open in oq that was
-//! settled in Claude Code.
+//! settled in Claude Code; and, when the hook stops waiting, that the question is now in
+//! Claude Code's own dialog (`handoff`), so oq refuses an answer that would reach nobody.
 //!
 //! Who: an agent of the project (a person answers with the question routes); the
 //! settlement only by the agent that declared it, only for a Claude Code question.
@@ -57,6 +58,19 @@ pub async fn settle(
     let (actor, project) = (who.actor.clone(), who.project.clone());
     let q = st
         .write(move |e| e.settle_claude_code(&actor, &project, &question_id, body))
+        .await?;
+    Ok(Json(QuestionItem::from_question(&q, &who.actor)))
+}
+
+pub async fn hand_off(
+    State(st): State<AppState>,
+    who: InProject,
+    ApiPath((_, question_id)): ApiPath<(String, String)>,
+) -> ApiResult<Json<QuestionItem>> {
+    agents_only(&who)?;
+    let (actor, project) = (who.actor.clone(), who.project.clone());
+    let q = st
+        .write(move |e| e.hand_off_claude_code(&actor, &project, &question_id))
         .await?;
     Ok(Json(QuestionItem::from_question(&q, &who.actor)))
 }

@@ -130,6 +130,11 @@ pub fn table() -> Vec<Route> {
             post(claude_code::settle),
         ),
         route(
+            "POST",
+            "/projects/{projectId}/claude-code/questions/{questionId}/handoff",
+            post(claude_code::hand_off),
+        ),
+        route(
             "GET",
             "/projects/{projectId}/decisions",
             get(decisions::list),

@@ -69,6 +69,15 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
             theme.error,
         ));
     }
+    if q.handed_off && q.status == "open" {
+        lines.push(Line::styled(
+            format!(
+                "{}: Claude Code's hook stopped waiting, an answer here would reach nobody",
+                crate::domain::claude_code::HANDED_OFF
+            ),
+            theme.error,
+        ));
+    }
     // An agent's own door says which: `oq mcp` or Claude Code's hook.
     let via = match q.source.as_str() {
         s @ ("mcp" | "claude-code") => format!(" via {s}"),

@@ -147,7 +147,10 @@ fn draw_open(
         let right_w = right.chars().count().min(width.saturating_sub(6));
         let left_w = width.saturating_sub(right_w + 2);
         // An orphan (its session aborted upstream: nobody waits for the answer) says so.
-        let title = if q.orphaned && q.status == "open" {
+        // One handed to Claude Code's own dialog is answered there.
+        let title = if q.handed_off && q.status == "open" {
+            format!("in Claude · {}", q.pergunta)
+        } else if q.orphaned && q.status == "open" {
             format!("orphaned · {}", q.pergunta)
         } else {
             q.pergunta.clone()

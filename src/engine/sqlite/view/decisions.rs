@@ -84,7 +84,7 @@ pub(super) fn decisions(
         .query_row(&*bound(&count_params), |r| r.get(0))?;
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(&*bound(&params), |row| {
-        let seq: i64 = row.get(9)?;
+        let seq: i64 = row.get(10)?;
         Ok(question_from_row(row)?.map(|q| (seq, q)))
     })?;
     let mut items = Vec::new();

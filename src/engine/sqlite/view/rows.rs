@@ -1,5 +1,5 @@
 //! Rows of the log turned into the domain's values: a question with its answer, closure
-//! and orphan mark; a session. Pure mapping, no queries.
+//! orphan and hand-off marks; a session. Pure mapping, no queries.
 
 use rusqlite::Row;
 
@@ -14,7 +14,8 @@ pub(super) const QUESTION_COLUMNS: &str = "
     (SELECT json_extract(s.payload, '$.author') FROM events s
       WHERE s.type = 'session.started' AND s.session_id = d.session_id),
     st.type, st.payload, st.at,
-    EXISTS (SELECT 1 FROM events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id)";
+    EXISTS (SELECT 1 FROM events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id),
+    EXISTS (SELECT 1 FROM events x WHERE x.type = 'open_question.handed_off' AND x.question_id = d.question_id)";
 
 /// The settlement (`st`) of the declaration `d`, when there is one. Its condition is the
 /// one-settlement index's own, word for word, so SQLite probes that unique index once
@@ -41,6 +42,7 @@ pub(super) fn question_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Questi
         session_author: row.get(4)?,
         settlement,
         orphaned: row.get(8)?,
+        handed_off: row.get(9)?,
     };
     // The mapping itself is the one both stores share.
     Ok(parts.into_question())
