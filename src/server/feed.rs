@@ -23,8 +23,9 @@ use tokio::sync::watch;
 use super::AppState;
 use crate::domain::StoredEvent;
 
-/// Events the window keeps: a stream further behind than this reads the log itself.
-const WINDOW: usize = 8_192;
+/// Events the window keeps by default (`ServerOptions::window`): a stream further behind
+/// than this reads the log itself.
+pub const WINDOW: usize = 8_192;
 /// Events per read of the tail; a longer burst is read in turns.
 const TAIL_BATCH: usize = 1_024;
 /// After a failed read (the database away), the next try comes this soon even without
@@ -70,6 +71,8 @@ struct Window {
     from: Option<i64>,
     to: i64,
     entries: VecDeque<Entry>,
+    /// The most `entries` holds (at least 1).
+    capacity: usize,
 }
 
 pub struct Feed {
@@ -78,20 +81,20 @@ pub struct Feed {
     generation: watch::Sender<u64>,
 }
 
-impl Default for Feed {
-    fn default() -> Self {
+impl Feed {
+    /// A window of at most `capacity` events, not started.
+    pub fn new(capacity: usize) -> Feed {
         Feed {
             window: Mutex::new(Window {
                 from: None,
                 to: 0,
                 entries: VecDeque::new(),
+                capacity: capacity.max(1),
             }),
             generation: watch::channel(0).0,
         }
     }
-}
 
-impl Feed {
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.generation.subscribe()
     }
@@ -129,7 +132,7 @@ impl Feed {
                 w.to = e.seq;
                 w.entries.push_back(Entry::of(e));
             }
-            while w.entries.len() > WINDOW {
+            while w.entries.len() > w.capacity {
                 if let Some(gone) = w.entries.pop_front() {
                     w.from = Some(gone.seq);
                 }
@@ -246,7 +249,7 @@ mod tests {
 
     #[test]
     fn a_stream_takes_its_projects_events_after_its_position() {
-        let feed = Feed::default();
+        let feed = Feed::new(WINDOW);
         assert_eq!(feed.take("a", 0), Taken::Behind, "not started");
         feed.start_at(10);
         feed.extend(vec![
@@ -264,7 +267,7 @@ mod tests {
 
     #[test]
     fn the_window_forgets_its_oldest_and_says_so() {
-        let feed = Feed::default();
+        let feed = Feed::new(WINDOW);
         feed.start_at(0);
         let n = WINDOW as i64 + 10;
         feed.extend((1..=n).map(|s| event(s, "a", s)).collect());

@@ -57,6 +57,10 @@ pub struct ServerOptions {
     pub heartbeat: Duration,
     /// How often the store is polled for writes made by other processes.
     pub poll: Duration,
+    /// Events of the log's tail the server keeps for its event streams (`feed.rs`); a
+    /// stream further behind reads the log itself. Tests make it small to drive streams
+    /// behind it.
+    pub window: usize,
 }
 
 impl Default for ServerOptions {
@@ -64,6 +68,7 @@ impl Default for ServerOptions {
         ServerOptions {
             heartbeat: Duration::from_secs(15),
             poll: Duration::from_millis(500),
+            window: feed::WINDOW,
         }
     }
 }
@@ -231,7 +236,7 @@ pub async fn run_observed(
         store_kind,
         directory: Directory::new(config),
         changes,
-        feed: feed::Feed::default(),
+        feed: feed::Feed::new(options.window),
         stopping,
         options,
         bridges: crate::bridge::Bridges::default(),
