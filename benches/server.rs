@@ -35,6 +35,8 @@
 //! - `OQ_BENCH_ANSWER_ORDER` (`asked`): `shuffled` answers in a random order, the worst
 //!   case for the indexes keyed by question id (the seeded questions are laid out as
 //!   asked one per millisecond, so `asked` is the queue's own order, oldest first).
+//! - `OQ_BENCH_SQLITE` (1; 0 skips): the SQLite server's part (1.–3.), to measure only the
+//!   PostgreSQL store's.
 //! - `OQ_BENCH_DIR`: where the temp dir goes (default `./target` when it exists, else `$TMPDIR`).
 //!
 //! Every figure is printed in a table and as a machine-readable line
@@ -96,6 +98,8 @@ struct Knobs {
     probe: usize,
     /// Answer the questions in a random order instead of the order they were asked.
     shuffled: bool,
+    /// Run the SQLite server's part (`OQ_BENCH_SQLITE=0` leaves only PostgreSQL's).
+    sqlite: bool,
 }
 
 impl Knobs {
@@ -115,6 +119,7 @@ impl Knobs {
                 Ok("shuffled") => true,
                 Ok(other) => bail!("OQ_BENCH_ANSWER_ORDER={other}: expected asked or shuffled"),
             },
+            sqlite: std::env::var("OQ_BENCH_SQLITE").map_or(true, |v| v != "0"),
         };
         ensure!(
             k.answers >= 1 && k.warmup + k.answers <= k.questions,
@@ -177,8 +182,29 @@ fn main() -> Result<()> {
         person: oq::engine::ids::token(),
         agent: oq::engine::ids::token(),
     };
-    let config_path = tmp.path().join("serve.toml");
-    let text = config_text(&tokens);
+    if knobs.sqlite {
+        sqlite_part(&knobs, &tokens, tmp.path())?;
+    }
+    if pg::enabled() {
+        println!();
+        let pg = pg::run(&knobs, &tokens, tmp.path())?;
+        println!();
+        pg.print();
+    }
+    if knobs.probe > 0 {
+        println!();
+        group_commit_probe(&tmp.path().join("probe"), knobs.probe)?;
+    }
+    println!("  load average : {}", read_trim("/proc/loadavg"));
+    Ok(())
+}
+
+/// The SQLite server's part: seed, answers beside the bare handler, fan-out.
+fn sqlite_part(knobs: &Knobs, tokens: &Tokens, dir: &Path) -> Result<()> {
+    let tmp_path = dir;
+    let options = ServerOptions::default();
+    let config_path = tmp_path.join("serve.toml");
+    let text = config_text(tokens);
     std::fs::write(&config_path, &text)?;
     let config = Config::parse(&config_path, &text)?;
 
@@ -219,8 +245,8 @@ fn main() -> Result<()> {
     println!();
 
     let outcome = client_rt.block_on(run_all(
-        &knobs,
-        &tokens,
+        knobs,
+        tokens,
         &questions,
         &oq_server.base,
         &bare_server.base,
@@ -236,18 +262,7 @@ fn main() -> Result<()> {
     stopped_oq.context("stopping oq serve")?;
     stopped_bare.context("stopping the bare handler")?;
 
-    results.print(&knobs);
-    if pg::enabled() {
-        println!();
-        let pg = pg::run(&knobs, &tokens, tmp.path())?;
-        println!();
-        pg.print();
-    }
-    if knobs.probe > 0 {
-        println!();
-        group_commit_probe(&tmp.path().join("probe"), knobs.probe)?;
-    }
-    println!("  load average : {}", read_trim("/proc/loadavg"));
+    results.print(knobs);
     Ok(())
 }
 

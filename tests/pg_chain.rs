@@ -181,3 +181,48 @@ fn filled_more(db: &common_pg::PgDb) {
     e.declare(&Actor::agent(Role::Criativo), "p", &input)
         .unwrap();
 }
+
+/// `oq store head --store URL --json` as the serving role: (exit code, report).
+fn head(db: &common_pg::PgDb) -> (i32, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_oq"))
+        .args(["store", "head", "--json", "--store", &db.app_url()])
+        .env("OQ_STORE_PASSWORD", &db.password)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(&text).unwrap_or_else(|_| {
+        panic!(
+            "not a report: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), report)
+}
+
+#[test]
+fn head_prints_each_projects_newest_link_as_verify_finds_it() {
+    if !common_pg::or_skip("head_prints_each_projects_newest_link_as_verify_finds_it") {
+        return;
+    }
+    let db = common_pg::shared().database();
+    filled(&db);
+    let (code, heads) = head(&db);
+    assert_eq!(code, 0, "{heads}");
+    let (_, verified) = verify(&db);
+    // The heads read from the newest events are the heads the walk recomputed.
+    assert_eq!(
+        heads["projects"], verified["projects"],
+        "{heads} {verified}"
+    );
+    assert_eq!(heads["projects"][0]["events"], 6, "{heads}");
+    assert_eq!(
+        heads["projects"][0]["head"].as_str().map(str::len),
+        Some(64),
+        "{heads}"
+    );
+    // The head moves with the next append, and stays what verify finds.
+    filled_more(&db);
+    let (_, moved) = head(&db);
+    assert_ne!(moved["projects"][0]["head"], heads["projects"][0]["head"]);
+    assert_eq!(moved["projects"], verify(&db).1["projects"], "{moved}");
+}

@@ -334,3 +334,84 @@ async fn the_server_stops_cleanly_with_streams_open() {
         }
     }
 }
+
+/// A stream that falls behind the server's window of the log's tail (`feed.rs`; made 4
+/// events small here) reads the log itself and comes back: every change of its project
+/// once, in order, with no gap. Each round, another process writes a burst the server
+/// learns of only with its own next write (the poller is asleep), so one read of the
+/// tail brings more than the window holds and every open stream is left behind it — and
+/// the burst's last events are another project's, so only the window's own bounds can
+/// tell loja's streams that they missed something.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_behind_the_window_gets_every_change_once_in_order() {
+    let s = TestServer::start_with(oq::server::ServerOptions {
+        heartbeat: Duration::from_millis(100),
+        poll: Duration::from_secs(3600),
+        window: 4,
+    })
+    .await;
+    let w = seed(&s).await;
+    let start = s.project_revision("loja");
+    let mut reading = Sse::open(&s, BIA, None).await;
+    // A client that reads nothing until the end.
+    let mut idle = Sse::open(&s, ANA, None).await;
+    let cli = s.engine();
+    let other = |session: &str, text: String| DeclareInput {
+        pergunta: text,
+        sugestao: None,
+        afeta: Default::default(),
+        session_id: session.to_string(),
+        idempotency_key: None,
+    };
+    let mut seen = Vec::new();
+    for round in 0..4 {
+        // loja's burst, then outro's (the window keeps only outro's), then the server's
+        // own write in outro: nothing after the burst tells loja's streams of a gap.
+        let po = Actor::agent(Role::Po);
+        for (project, session) in [("loja", &w.conversation), ("outro", &w.outro_session)] {
+            for i in 0..6 {
+                let text = format!("Burst {project} {round}.{i}?");
+                cli.declare(&po, project, &other(session, text))
+                    .expect("cli declare");
+            }
+        }
+        outro_write(&s, &w, &format!("Through the server {round}?")).await;
+        seen.extend(all_of(&mut reading, s.project_revision("loja")).await);
+        if round == 1 {
+            // Resumed from the start, behind the window from its first look.
+            let mut resumed = Sse::open(&s, QA, Some(start)).await;
+            let tips = all_of(&mut resumed, s.project_revision("loja")).await;
+            assert_eq!(ids(&tips), ids(&seen), "the resumed stream");
+        }
+    }
+    let expected: Vec<(i64, String)> = s
+        .engine()
+        .events_after(Some("loja"), start, 10_000)
+        .expect("events")
+        .into_iter()
+        .map(|e| (e.project_seq, e.event.type_name().to_string()))
+        .collect();
+    let end = s.project_revision("loja");
+    assert_eq!(expected.len(), 4 * 6, "{expected:?}");
+    for (name, tips) in [("reading", seen), ("idle", all_of(&mut idle, end).await)] {
+        let got: Vec<(i64, String)> = tips
+            .iter()
+            .map(|(id, d)| (*id, d["type"].as_str().unwrap().to_string()))
+            .collect();
+        assert_eq!(got, expected, "the {name} stream");
+    }
+    drop((reading, idle));
+    s.stop().await;
+}
+
+/// The stream's tips up to `revision`; a stream that missed one waits forever between
+/// heartbeats, so a generous bound turns that hang into a failure.
+async fn all_of(sse: &mut Sse, revision: i64) -> Vec<(i64, Value)> {
+    tokio::time::timeout(Duration::from_secs(60), sse.tips_until(revision))
+        .await
+        .unwrap_or_else(|_| panic!("no tip up to revision {revision}: a change was missed"))
+}
+
+fn ids(tips: &[(i64, Value)]) -> Vec<i64> {
+    tips.iter().map(|(id, _)| *id).collect()
+}

@@ -22,6 +22,7 @@ fn options() -> ServerOptions {
         heartbeat: Duration::from_millis(200),
         // Long: cross-server changes must come through LISTEN/NOTIFY, not the poller.
         poll: Duration::from_secs(3600),
+        ..ServerOptions::default()
     }
 }
 

@@ -36,7 +36,7 @@ pub enum StoreCommand {
     /// inserted or reordered by hand. Exit 0 intact, 14 tampered.
     Verify(VerifyArgs),
     /// Print each project's chain head (events, newest link), to keep elsewhere.
-    Head,
+    Head(VerifyArgs),
     /// Copy the local store to FILE (which must not exist) while it is in use — one
     /// consistent moment, checked whole (chains too) before it is put in place.
     Backup {
@@ -149,7 +149,17 @@ pub fn run(command: StoreCommand, global: &GlobalArgs) -> i32 {
                 local(global).and_then(|d| store_local::backup(&d, &file, json)),
             );
         }
-        StoreCommand::Head => {
+        StoreCommand::Head(VerifyArgs {
+            store: Some(url),
+            password,
+        }) => {
+            let heads = password
+                .target(&url)
+                .and_then(|t| postgres::chain::heads(&t))
+                .map(|h| store_local::report_heads(&h, json));
+            return finish(json, heads);
+        }
+        StoreCommand::Head(_) => {
             return finish(
                 json,
                 local(global).and_then(|d| store_local::head(&d, json)),

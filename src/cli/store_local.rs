@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::domain::error::exit;
 use crate::domain::{ErrorCode, OqError};
 use crate::engine::SqliteStore;
-use crate::engine::sqlite::{Depth, Report, Verified};
+use crate::engine::sqlite::{Depth, Head, Report, Verified};
 
 /// `oq store check [--quick]`.
 pub fn check(dir: &Path, quick: bool, json: bool) -> Result<i32, OqError> {
@@ -89,14 +89,19 @@ pub fn report_verified(name: &str, v: &Verified, json: bool) -> i32 {
 /// `oq store head`.
 pub fn head(dir: &Path, json: bool) -> Result<i32, OqError> {
     let heads = SqliteStore::open_in(dir)?.heads()?;
+    Ok(report_heads(&heads, json))
+}
+
+/// Each project's chain head in words or `--json`, whichever store it came from.
+pub fn report_heads(heads: &[Head], json: bool) -> i32 {
     if json {
         println!("{}", json!({ "projects": heads }));
     } else {
-        for h in &heads {
+        for h in heads {
             println!("{}  {}  {}", h.project_id, h.events, h.head);
         }
     }
-    Ok(exit::OK)
+    exit::OK
 }
 
 /// `oq store backup FILE`.

@@ -7,9 +7,11 @@
 //! A `Last-Event-ID` beyond the project's revision was never sent by this server (another
 //! server, a store restored from backup): it is refused rather than left silent forever.
 //!
-//! Subscribers do not poll: each waits on the server's one change notifier, then reads what
-//! is new for its project from the log. [`poll_store`] is the notifier's second source: it
-//! looks at the store's revision periodically, so writes by other processes show up too.
+//! Subscribers do not poll, nor read the log each on their own: the server reads what is
+//! new once per change (`feed`) and each stream takes its project's tips from that window;
+//! a stream behind it (a resume, a slow client) reads the log itself until it is back.
+//! [`poll_store`] is the change notifier's second source: it looks at the store's revision
+//! periodically, so writes by other processes show up too.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -25,7 +27,9 @@ use tokio::sync::watch;
 use super::AppState;
 use super::auth::InProject;
 use super::error::{ApiError, ApiResult};
+use super::feed::Taken;
 use crate::domain::{ErrorCode, OqError};
+use crate::engine::Store;
 
 /// Events read from the log per wake; a long backlog streams in batches of this size.
 const BATCH: usize = 256;
@@ -66,25 +70,35 @@ pub async fn stream(
         )
     })?;
     let project = who.project.clone();
-    let now = st.read(move |e| e.project_revision(Some(&project))).await?;
+    // The log's revision and the project's, in one snapshot: the stream's place in the
+    // server's shared window (`feed`) and in its project's numbering.
+    let (seen, now) = st
+        .read(move |e| {
+            e.store()
+                .read(|v| Ok((v.revision()?, v.project_revision(&project)?)))
+        })
+        .await?;
     // Without Last-Event-ID a subscriber starts at "now": only changes after it connected.
-    let start = match resume {
+    let (start, seen) = match resume {
         Some(r) if r > now => {
             return Err(ApiError::from(OqError::invalid(
                 ErrorCode::InvalidLastEventId,
                 format!("Last-Event-ID {r} is beyond this project's revision {now}"),
             )));
         }
-        Some(r) => r,
-        None => now,
+        // Where revision r sits in the log is not known: read the log first.
+        Some(r) if r < now => (r, None),
+        Some(r) => (r, Some(seen)),
+        None => (now, Some(seen)),
     };
     let heartbeat = st.options().heartbeat;
     let sub = Subscriber {
         state: st.clone(),
         project: who.project,
         last: start,
+        seen,
         pending: VecDeque::new(),
-        changes: st.changes(),
+        window: st.feed().subscribe(),
         stopping: st.stopping(),
         tips: st.bridges().tips(),
         _slot: slot,
@@ -101,8 +115,12 @@ struct Subscriber {
     project: String,
     /// The project revision of the last event sent (or the starting point).
     last: i64,
+    /// The log position up to which every event of the project was sent: where the
+    /// stream is in the server's window; `None` when it must read the log itself.
+    seen: Option<i64>,
     pending: VecDeque<SseEvent>,
-    changes: watch::Receiver<u64>,
+    /// The server's window of the log's tail moved.
+    window: watch::Receiver<u64>,
     stopping: watch::Receiver<bool>,
     /// Auto-delegate tips of the bridges: sent as they come, without an `id:` (they are
     /// not log events, so a client's `Last-Event-ID` keeps naming the log's revision).
@@ -121,42 +139,97 @@ impl Subscriber {
             if *self.stopping.borrow() {
                 return None;
             }
-            // Mark the current generation seen before reading, so a write that lands
-            // during the read wakes us again instead of being missed.
-            self.changes.borrow_and_update();
-            let (project, after) = (self.project.clone(), self.last);
-            let batch = self
-                .state
-                .read(move |e| e.events_after(Some(&project), after, BATCH))
-                .await
-                .ok()?;
-            if batch.is_empty() {
-                tokio::select! {
-                    changed = self.changes.changed() => changed.ok()?,
-                    _ = self.stopping.changed() => return None,
-                    tip = self.tips.recv() => {
-                        if let Ok(tip) = tip
-                            && tip.project == self.project
-                            && let Ok(ev) = SseEvent::default().json_data(&tip)
-                        {
-                            return Some(ev);
-                        }
-                    }
-                }
+            // Mark the window's generation seen before looking, so a change that lands
+            // meanwhile wakes us again instead of being missed.
+            self.window.borrow_and_update();
+            let found = match self.seen {
+                Some(seen) => self.take_window(seen),
+                None => self.read_log().await?,
+            };
+            if found {
                 continue;
             }
-            for e in batch {
-                self.last = e.project_seq;
-                let tip = Tip {
-                    kind: e.event.type_name().to_string(),
-                    revision: e.project_seq,
-                };
-                let ev = SseEvent::default()
-                    .id(e.project_seq.to_string())
-                    .json_data(&tip)
-                    .ok()?;
-                self.pending.push_back(ev);
+            tokio::select! {
+                changed = self.window.changed() => changed.ok()?,
+                _ = self.stopping.changed() => return None,
+                tip = self.tips.recv() => {
+                    if let Ok(tip) = tip
+                        && tip.project == self.project
+                        && let Ok(ev) = SseEvent::default().json_data(&tip)
+                    {
+                        return Some(ev);
+                    }
+                }
             }
+        }
+    }
+
+    /// Queues the project's new events from the server's window; `true` when the stream
+    /// has something to send or must look again (fallen behind the window: the log).
+    fn take_window(&mut self, seen: i64) -> bool {
+        match self.state.feed().take(&self.project, seen) {
+            Taken::Behind => {
+                self.seen = None;
+                true
+            }
+            Taken::Events(entries, now) => {
+                let mut queued = false;
+                for e in entries {
+                    if e.revision <= self.last {
+                        continue; // sent already (read from the log before)
+                    }
+                    if e.revision != self.last + 1 {
+                        // Not the next one: never expected, but the log decides.
+                        self.seen = None;
+                        return true;
+                    }
+                    queued |= self.queue(e.revision, e.kind);
+                }
+                self.seen = Some(now);
+                queued
+            }
+        }
+    }
+
+    /// Reads the project's events after the last one sent from the log itself, with the
+    /// log's revision of the same snapshot (the stream's place in the window again).
+    /// `None` when the store cannot be read (the stream ends).
+    async fn read_log(&mut self) -> Option<bool> {
+        let (project, after) = (self.project.clone(), self.last);
+        let (batch, revision) = self
+            .state
+            .read(move |e| {
+                e.store()
+                    .read(|v| Ok((v.events_after(Some(&project), after, BATCH)?, v.revision()?)))
+            })
+            .await
+            .ok()?;
+        // A full batch: the window is further still; the next look reads on from here.
+        self.seen = if batch.len() == BATCH {
+            batch.last().map(|e| e.seq)
+        } else {
+            Some(revision)
+        };
+        let mut queued = false;
+        for e in batch {
+            queued |= self.queue(e.project_seq, e.event.type_name());
+        }
+        Some(queued)
+    }
+
+    /// Queues the tip of the project's event `revision`; `false` if it could not be made.
+    fn queue(&mut self, revision: i64, kind: &str) -> bool {
+        self.last = revision;
+        let tip = Tip {
+            kind: kind.to_string(),
+            revision,
+        };
+        match SseEvent::default().id(revision.to_string()).json_data(&tip) {
+            Ok(ev) => {
+                self.pending.push_back(ev);
+                true
+            }
+            Err(_) => false,
         }
     }
 }

@@ -4,7 +4,8 @@
 //! - [`audit`]: one line per request in `logs/audit.log`, never a secret or a text.
 //! - [`auth`]: bearer token → user → project membership.
 //! - [`routes`]: one file per area, every route of SPEC §3.
-//! - [`events`]: the Server-Sent Events stream, fed by one change notifier.
+//! - [`events`]: the Server-Sent Events stream, fed by one change notifier; `feed`: the
+//!   log's tail, read once per change for every stream.
 //! - [`openapi`]: the document served at `GET /openapi.json`.
 //! - [`listen`]: the accept loop, each connection under `[limits]`' clocks and cap.
 //! - [`throttle`]: failed authentications per address, event streams per token.
@@ -22,6 +23,7 @@ pub mod config;
 pub mod error;
 pub mod events;
 pub mod extract;
+mod feed;
 pub mod listen;
 pub mod mcp;
 mod mcp_sessions;
@@ -55,6 +57,10 @@ pub struct ServerOptions {
     pub heartbeat: Duration,
     /// How often the store is polled for writes made by other processes.
     pub poll: Duration,
+    /// Events of the log's tail the server keeps for its event streams (`feed.rs`); a
+    /// stream further behind reads the log itself. Tests make it small to drive streams
+    /// behind it.
+    pub window: usize,
 }
 
 impl Default for ServerOptions {
@@ -62,6 +68,7 @@ impl Default for ServerOptions {
         ServerOptions {
             heartbeat: Duration::from_secs(15),
             poll: Duration::from_millis(500),
+            window: feed::WINDOW,
         }
     }
 }
@@ -77,6 +84,8 @@ struct Shared {
     directory: Directory,
     /// A generation counter: its value means nothing, its change means "look again".
     changes: watch::Sender<u64>,
+    /// The log's tail, read once per change for every event stream (`feed.rs`).
+    feed: feed::Feed,
     /// Turns true when the server stops, so endless event streams end and let it.
     stopping: watch::Receiver<bool>,
     options: ServerOptions,
@@ -110,6 +119,10 @@ impl AppState {
 
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.0.changes.subscribe()
+    }
+
+    pub fn feed(&self) -> &feed::Feed {
+        &self.0.feed
     }
 
     pub fn stopping(&self) -> watch::Receiver<bool> {
@@ -223,6 +236,7 @@ pub async fn run_observed(
         store_kind,
         directory: Directory::new(config),
         changes,
+        feed: feed::Feed::new(options.window),
         stopping,
         options,
         bridges: crate::bridge::Bridges::default(),
@@ -264,6 +278,7 @@ pub async fn run_observed(
         let _ = tx.send(state.clone());
     }
     let poller = tokio::spawn(events::poll_store(state.clone()));
+    let follower = tokio::spawn(feed::follow(state.clone()));
     let notifiers = notify::spawn(&state, &config.notify);
     let audit = state.audit().clone();
     let tls = match &config.tls {
@@ -295,6 +310,7 @@ pub async fn run_observed(
     .await;
     let _ = stop_tx.send(true);
     poller.await?;
+    follower.await?;
     for task in notifiers {
         let _ = task.await;
     }

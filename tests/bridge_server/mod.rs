@@ -132,6 +132,7 @@ impl BridgeServer {
                     ServerOptions {
                         heartbeat: Duration::from_millis(200),
                         poll: Duration::from_millis(100),
+                        ..ServerOptions::default()
                     },
                     async {
                         let _ = stop_rx.await;

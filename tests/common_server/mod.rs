@@ -147,6 +147,7 @@ impl TestServer {
         Self::start_with(ServerOptions {
             heartbeat: Duration::from_millis(100),
             poll: Duration::from_millis(50),
+            ..ServerOptions::default()
         })
         .await
     }

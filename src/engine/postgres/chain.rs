@@ -7,7 +7,8 @@
 //! the chain is for what they cannot stop — the owner or a superuser dropping a trigger
 //! and editing, deleting, inserting or reordering rows by hand. `oq store verify --store
 //! postgres://…` walks every project's chain (the SQLite store's walk, over these rows)
-//! and names the first break.
+//! and names the first break; `oq store head --store postgres://…` prints each project's
+//! newest link, to keep elsewhere.
 
 use std::collections::HashMap;
 
@@ -18,12 +19,16 @@ use super::{blocking, schema_state};
 use crate::domain::{OqError, StoredEvent};
 use crate::engine::copy::RawEvent;
 use crate::engine::sqlite::chain::{Canonical, GENESIS, Link, Row, as_link};
-use crate::engine::sqlite::verify::{Verified, Walked, walk};
+use crate::engine::sqlite::verify::{Head, Verified, Walked, walk};
 
 /// Every event in walking order, with its link and covered columns as text.
 const WALK: &str = "SELECT project_seq, chain, event_id, type, project_id, session_id, question_id,
         task_id, story_id, actor, at, payload::text
    FROM oq.events ORDER BY project_id, project_seq";
+/// Each project's newest event (the unique index on `(project_id, project_seq)` walked
+/// backwards per project), as the SQLite store's `heads`.
+const HEADS: &str = "SELECT DISTINCT ON (project_id) project_id, project_seq, chain FROM oq.events
+     ORDER BY project_id, project_seq DESC";
 /// A project's newest event: its position and link.
 const NEWEST: &str = "SELECT project_seq, chain FROM oq.events WHERE project_id = $1
      ORDER BY project_seq DESC LIMIT 1";
@@ -85,6 +90,27 @@ pub fn verify(target: &PgTarget) -> Result<Verified, OqError> {
         let out = walk_all(&mut conn);
         let _ = conn.batch("COMMIT");
         out
+    })
+}
+
+/// `oq store head --store postgres://…`: each project's newest link, read from its newest
+/// event (no walk), in one snapshot.
+pub fn heads(target: &PgTarget) -> Result<Vec<Head>, OqError> {
+    blocking(|| {
+        let mut conn = target.connect()?;
+        schema_state(&mut conn, target)?.ready(target)?;
+        let rows = conn.query(HEADS, &[])?;
+        Ok(rows
+            .iter()
+            .map(|r| Head {
+                project_id: r.get(0),
+                events: r.get(1),
+                head: r
+                    .get::<_, Option<Vec<u8>>>(2)
+                    .map(hex::encode)
+                    .unwrap_or_default(),
+            })
+            .collect())
     })
 }
 

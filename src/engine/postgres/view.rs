@@ -30,14 +30,27 @@ const SETTLEMENT_JOIN: &str = "
     LEFT JOIN oq.events st ON st.type IN ('open_question.answered', 'open_question.closed')
                           AND st.question_id = d.question_id";
 
+/// The tasks parked on `d` right now (the gates an answer resumes), in parking order.
+const PARKED_ON: &str = "ARRAY(SELECT p.task_id FROM oq.events p
+      WHERE p.type = 'gate.rescue_parked' AND p.question_id = d.question_id
+        AND NOT EXISTS (SELECT 1 FROM oq.events r WHERE r.type = 'gate.resumed'
+                        AND r.question_id = d.question_id AND r.task_id = p.task_id)
+      ORDER BY p.seq)";
+
 pub struct PgView<'c> {
     conn: RefCell<&'c mut Conn>,
+    /// The tasks parked on the question [`StoreView::question`] read last, fetched with
+    /// it: an answer asks for both, and on the writer every query is a round trip while
+    /// the write lock is held. A view lives for one decision or one read, so nothing is
+    /// written between the two.
+    parked: RefCell<Option<(String, Vec<String>)>>,
 }
 
 impl<'c> PgView<'c> {
     pub fn new(conn: &'c mut Conn) -> Self {
         PgView {
             conn: RefCell::new(conn),
+            parked: RefCell::new(None),
         }
     }
 
@@ -168,10 +181,15 @@ impl StoreView for PgView<'_> {
 
     fn question(&self, question_id: &str) -> Result<Option<Question>, OqError> {
         let sql = format!(
-            "SELECT {QUESTION_COLUMNS} FROM oq.events d {SETTLEMENT_JOIN}
+            "SELECT {QUESTION_COLUMNS}, {PARKED_ON} FROM oq.events d {SETTLEMENT_JOIN}
              WHERE d.type = 'artifact.open_question' AND d.question_id = $1"
         );
-        Ok(self.questions_of(&sql, &[&question_id])?.pop())
+        let Some(row) = self.rows(&sql, &[&question_id])?.pop() else {
+            return Ok(None);
+        };
+        let parked: Vec<String> = get(&row, 9)?;
+        *self.parked.borrow_mut() = Some((question_id.to_string(), parked));
+        question_row(&row)?.into_question().map(Some)
     }
 
     fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
@@ -283,6 +301,13 @@ impl StoreView for PgView<'_> {
     }
 
     fn parked_on(&self, question_id: &str) -> Result<Vec<String>, OqError> {
+        if let Some((_, parked)) = self
+            .parked
+            .borrow_mut()
+            .take_if(|(q, _)| q.as_str() == question_id)
+        {
+            return Ok(parked);
+        }
         self.strings(
             "SELECT p.task_id FROM oq.events p
               WHERE p.type = 'gate.rescue_parked' AND p.question_id = $1
