@@ -25,6 +25,10 @@ const QUESTION_COLUMNS: &str = "
     EXISTS (SELECT 1 FROM oq.events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id),
     EXISTS (SELECT 1 FROM oq.events x WHERE x.type = 'open_question.handed_off' AND x.question_id = d.question_id)";
 
+/// How many columns [`QUESTION_COLUMNS`] selects: what a query selects after them starts
+/// at this index (a column added above moves it, so it is said once).
+const AFTER_QUESTION: usize = 10;
+
 /// The settlement of `d`: the one-settlement index's own condition.
 const SETTLEMENT_JOIN: &str = "
     LEFT JOIN oq.events st ON st.type IN ('open_question.answered', 'open_question.closed')
@@ -187,7 +191,7 @@ impl StoreView for PgView<'_> {
         let Some(row) = self.rows(&sql, &[&question_id])?.pop() else {
             return Ok(None);
         };
-        let parked: Vec<String> = get(&row, 9)?;
+        let parked: Vec<String> = get(&row, AFTER_QUESTION)?;
         *self.parked.borrow_mut() = Some((question_id.to_string(), parked));
         question_row(&row)?.into_question().map(Some)
     }
@@ -211,7 +215,12 @@ impl StoreView for PgView<'_> {
         let items = self
             .rows(&sql.page, &refs(&sql.page_params))?
             .iter()
-            .map(|r| Ok((get::<i64>(r, 10)?, question_row(r)?.into_question()?)))
+            .map(|r| {
+                Ok((
+                    get::<i64>(r, AFTER_QUESTION)?,
+                    question_row(r)?.into_question()?,
+                ))
+            })
             .collect::<Result<_, OqError>>()?;
         Ok(DecisionPage {
             items,
@@ -389,5 +398,29 @@ impl StoreView for PgView<'_> {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn after_question_counts_the_question_columns() {
+        // Commas outside parentheses separate the columns.
+        let mut depth = 0i32;
+        let mut columns = 1;
+        for c in super::QUESTION_COLUMNS.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ',' if depth == 0 => columns += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(
+            columns,
+            super::AFTER_QUESTION,
+            "{}",
+            super::QUESTION_COLUMNS
+        );
     }
 }

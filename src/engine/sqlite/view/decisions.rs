@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::questions::{bound, search_filter};
-use super::rows::{QUESTION_COLUMNS, question_from_row};
+use super::rows::{AFTER_QUESTION, QUESTION_COLUMNS, question_from_row};
 use crate::domain::OqError;
 use crate::engine::decisions::{DecisionPage, DecisionQuery, source_sql};
 
@@ -84,7 +84,7 @@ pub(super) fn decisions(
         .query_row(&*bound(&count_params), |r| r.get(0))?;
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(&*bound(&params), |row| {
-        let seq: i64 = row.get(10)?;
+        let seq: i64 = row.get(AFTER_QUESTION)?;
         Ok(question_from_row(row)?.map(|q| (seq, q)))
     })?;
     let mut items = Vec::new();

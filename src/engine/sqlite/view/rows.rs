@@ -17,6 +17,10 @@ pub(super) const QUESTION_COLUMNS: &str = "
     EXISTS (SELECT 1 FROM events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id),
     EXISTS (SELECT 1 FROM events x WHERE x.type = 'open_question.handed_off' AND x.question_id = d.question_id)";
 
+/// How many columns [`QUESTION_COLUMNS`] selects: what a query selects after them starts
+/// at this index (a column added above moves it, so it is said once).
+pub(super) const AFTER_QUESTION: usize = 10;
+
 /// The settlement (`st`) of the declaration `d`, when there is one. Its condition is the
 /// one-settlement index's own, word for word, so SQLite probes that unique index once
 /// (two joins, one per kind, went through every event of the question instead).
@@ -74,5 +78,29 @@ pub(super) fn session_from(project_id: String, event: Event) -> Result<Session, 
             "expected a session event, found {}",
             other.type_name()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn after_question_counts_the_question_columns() {
+        // Commas outside parentheses separate the columns.
+        let mut depth = 0i32;
+        let mut columns = 1;
+        for c in super::QUESTION_COLUMNS.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ',' if depth == 0 => columns += 1,
+                _ => {}
+            }
+        }
+        assert_eq!(
+            columns,
+            super::AFTER_QUESTION,
+            "{}",
+            super::QUESTION_COLUMNS
+        );
     }
 }
