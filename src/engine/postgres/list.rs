@@ -108,6 +108,8 @@ pub(super) fn list_sql(q: &QuestionQuery<'_>, columns: &str, settlement: &str) -
     let key = match q.sort {
         Sort::Oldest | Sort::Newest => None,
         Sort::Project => Some(project.to_string()),
+        // The open set has its asker in a column of its own, indexed (schema v4).
+        Sort::Asker if q.status == StatusFilter::Open => Some("o.autor".to_string()),
         Sort::Asker => Some("(d.payload->>'autor')".to_string()),
     };
     let mut page_filter = filter.clone();

@@ -21,9 +21,10 @@ struct Plan {
     /// What the count reads: for the open set, the open table alone (the filter names
     /// only its columns), so the whole filter's total is an index count, not a join.
     count_from: &'static str,
-    /// The declaration's log position and project, as the driving table has them.
+    /// The declaration's log position, project and asker, as the driving table has them.
     seq: &'static str,
     project: &'static str,
+    asker: &'static str,
     filter: String,
     params: Vec<(String, Value)>,
 }
@@ -31,7 +32,7 @@ struct Plan {
 impl Plan {
     fn new(q: &QuestionQuery<'_>) -> Plan {
         let (from, seq, project, mut filter) = match q.status {
-            // The open set is small and has its own indexes: walk it.
+            // The open set has its own indexes (by position, by asker): walk them.
             StatusFilter::Open => (
                 "open_questions o JOIN events d ON d.seq = o.declared_seq",
                 "o.declared_seq",
@@ -83,11 +84,16 @@ impl Plan {
             StatusFilter::Open => "open_questions o",
             _ => from,
         };
+        let asker = match q.status {
+            StatusFilter::Open => "o.autor",
+            _ => "json_extract(d.payload, '$.autor')",
+        };
         Plan {
             from,
             count_from,
             seq,
             project,
+            asker,
             filter,
             params,
         }
@@ -98,7 +104,7 @@ impl Plan {
         match sort {
             Sort::Oldest | Sort::Newest => None,
             Sort::Project => Some(self.project.to_string()),
-            Sort::Asker => Some("json_extract(d.payload, '$.autor')".into()),
+            Sort::Asker => Some(self.asker.to_string()),
         }
     }
 }
