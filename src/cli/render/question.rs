@@ -11,7 +11,7 @@ use crate::wire::{AnswerItem, PromptItem, QuestionItem, QuestionList};
 
 pub fn question_list(list: &QuestionList, now_ms: i64) -> String {
     if list.items.is_empty() {
-        return format!("no questions ({} in all)\n", list.total);
+        return format!("no questions ({} in all)\n", list.total_text(0));
     }
     let places = Places::of(list.items.iter().map(|q| q.project_id.as_str()));
     let mut out = String::new();
@@ -28,7 +28,8 @@ pub fn question_list(list: &QuestionList, now_ms: i64) -> String {
             w = places.width,
         ));
     }
-    out.push_str(&format!("{} of {}", list.items.len(), list.total));
+    let shown = list.items.len();
+    out.push_str(&format!("{shown} of {}", list.total_text(shown as u64)));
     if let Some(c) = &list.cursor {
         out.push_str(&format!(" · next page: --cursor {c}"));
     }

@@ -2,17 +2,18 @@
 //! the filter (status, project, search words), the sort and the keyset cursor. Every
 //! part binds its values; nothing the caller typed is spliced into the SQL text.
 //!
-//! Search words go through the FTS5 trigram index (`question_search`, schema v7): a
-//! word of 3 characters or more is a phrase `MATCH` (a substring, case aside); a shorter
-//! one, which trigrams cannot index, a `LIKE` over the same table.
+//! Search words go through the FTS5 trigram index (`question_search`, schema v8) or are
+//! tested per row along the sort's index, whichever the words' commonness makes cheap
+//! (`words.rs`); a search's total is counted to [`SEARCH_TOTAL_CAP`] and flagged beyond.
 
 use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, question_from_row};
+use super::words;
 use crate::domain::OqError;
 use crate::domain::search::Search;
-use crate::engine::list::Sort;
+use crate::engine::list::{SEARCH_TOTAL_CAP, Sort};
 use crate::engine::store::{QuestionPage, QuestionQuery, StatusFilter};
 
 /// The SQL of one list: `FROM` and `WHERE` shared by the page and the count.
@@ -30,7 +31,7 @@ struct Plan {
 }
 
 impl Plan {
-    fn new(q: &QuestionQuery<'_>) -> Plan {
+    fn new(conn: &Connection, q: &QuestionQuery<'_>) -> rusqlite::Result<Plan> {
         let (from, seq, project, mut filter) = match q.status {
             // The open set has its own indexes (by position, by asker): walk them.
             StatusFilter::Open => (
@@ -79,16 +80,19 @@ impl Plan {
             filter.push_str(&format!(" AND {project} = :project"));
             params.push((":project".into(), Value::Text(p.into())));
         }
-        search_filter(seq, q.search, &mut filter, &mut params);
+        let words = q.search.map(|s| s.words()).unwrap_or_default();
+        let tests = words::choose(conn, words)?;
+        let answered = q.status != StatusFilter::Open;
+        words::push(seq, answered, words, &tests, &mut filter, &mut params);
         let count_from = match q.status {
-            StatusFilter::Open => "open_questions o",
+            StatusFilter::Open if !words::reads_rows(&tests, words) => "open_questions o",
             _ => from,
         };
         let asker = match q.status {
             StatusFilter::Open => "o.autor",
             _ => "json_extract(d.payload, '$.autor')",
         };
-        Plan {
+        Ok(Plan {
             from,
             count_from,
             seq,
@@ -96,7 +100,7 @@ impl Plan {
             asker,
             filter,
             params,
-        }
+        })
     }
 
     /// The sort key before the log position, for the keyed sorts.
@@ -146,15 +150,40 @@ pub(super) fn bound(params: &[(String, Value)]) -> Vec<(&str, &dyn rusqlite::ToS
 }
 
 pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
-    let plan = Plan::new(q);
-    let count_sql = format!(
-        "SELECT count(*) FROM {} WHERE {}",
-        plan.count_from, plan.filter
-    );
-    let total: i64 = conn
+    let plan = Plan::new(conn, q)?;
+    // A search is counted to one past the cap and stops there (`SEARCH_TOTAL_CAP`).
+    let count_sql = match q.search {
+        Some(_) => format!(
+            "SELECT count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT {})",
+            plan.count_from,
+            plan.filter,
+            SEARCH_TOTAL_CAP + 1
+        ),
+        None => format!(
+            "SELECT count(*) FROM {} WHERE {}",
+            plan.count_from, plan.filter
+        ),
+    };
+    let counted: i64 = conn
         .prepare_cached(&count_sql)?
         .query_row(&*bound(&plan.params), |r| r.get(0))?;
+    let total_is_lower_bound = q.search.is_some() && counted as u64 > SEARCH_TOTAL_CAP;
+    let (sql, params) = page_sql(&plan, q);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let items = collect(stmt.query_map(&*bound(&params), question_from_row)?)?;
+    Ok(QuestionPage {
+        items,
+        total: if total_is_lower_bound {
+            SEARCH_TOTAL_CAP
+        } else {
+            counted as u64
+        },
+        total_is_lower_bound,
+    })
+}
 
+/// The page's SQL and parameters: the filter, the cursor, the sort's order, the limit.
+fn page_sql(plan: &Plan, q: &QuestionQuery<'_>) -> (String, Vec<(String, Value)>) {
     let seq = plan.seq;
     let key = plan.key(q.sort);
     let mut page_filter = plan.filter.clone();
@@ -182,10 +211,5 @@ pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<Ques
         "SELECT {QUESTION_COLUMNS} FROM {} {SETTLEMENT_JOIN} WHERE {page_filter} ORDER BY {order} LIMIT :limit",
         plan.from
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let items = collect(stmt.query_map(&*bound(&params), question_from_row)?)?;
-    Ok(QuestionPage {
-        items,
-        total: total as u64,
-    })
+    (sql, params)
 }
