@@ -309,9 +309,18 @@ mod tests {
                 item("q-open", serde_json::json!({"orphaned": true})),
             ],
             total: 4,
+            total_is_lower_bound: false,
             cursor: None,
         };
         let text = question_list(&list, 0);
+        assert!(text.ends_with("4 of 4\n"), "{text}");
+        // A search's total that stopped at the cap reads as "at least".
+        let capped = QuestionList {
+            total: 1000,
+            total_is_lower_bound: true,
+            ..list.clone()
+        };
+        assert!(question_list(&capped, 0).ends_with("4 of 1000+\n"));
         let line = |id: &str| {
             text.lines()
                 .find(|l| l.contains(id))

@@ -213,3 +213,66 @@ fn page_sql(plan: &Plan, q: &QuestionQuery<'_>) -> (String, Vec<(String, Value)>
     );
     (sql, params)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::words::{Test, choose};
+    use super::*;
+
+    /// 1,001 open questions in `loja` (one more than the cap), every one of them
+    /// "Routine questão number N", asked by `po` or `criativo` in turn.
+    const FILL: &str = "
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1001)
+        INSERT INTO events (seq, project_seq, event_id, type, project_id, session_id, question_id, actor, at, payload)
+        SELECT i, i, 'e' || i, 'artifact.open_question', 'loja', 's', 'q' || i, 'po-bot', i,
+               json_object('pergunta', 'Routine questão number ' || i,
+                           'autor', CASE i % 2 WHEN 0 THEN 'po' ELSE 'criativo' END)
+          FROM n";
+
+    fn how(conn: &Connection, sql: &str, params: &[(String, Value)]) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt
+            .query_map(&*bound(params), |r| r.get::<_, String>(3))
+            .unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    }
+
+    /// A word more rows hold than the cap is tested per row (unless it has letters
+    /// beyond ASCII); the rarest word under the cap drives the query through the index.
+    /// Per row or by asker, the first page walks the open set's own index in the sort's
+    /// order and stops after a page: no sort of the matches.
+    #[test]
+    fn common_words_walk_the_sorts_index_and_a_rare_one_drives() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::engine::sqlite::schema::migrate(&conn, 0).unwrap();
+        conn.execute_batch(FILL).unwrap();
+        let parse = |t: &str| Search::parse(t).unwrap().unwrap();
+        let tests = |t: &str| choose(&conn, parse(t).words()).unwrap();
+        assert_eq!(tests("routine"), [Test::Row]);
+        assert_eq!(tests("routine 1000"), [Test::Row, Test::Index]);
+        assert_eq!(tests("questão routine"), [Test::Index, Test::Row]);
+        assert_eq!(tests("routine er"), [Test::Row, Test::Row]);
+        let common = parse("routine number");
+        for (sort, search, index) in [
+            (Sort::Newest, Some(&common), "open_questions_by_project"),
+            (Sort::Oldest, Some(&common), "open_questions_by_project"),
+            (Sort::Asker, Some(&common), "open_questions_by_asker"),
+            (Sort::Asker, None, "open_questions_by_asker"),
+        ] {
+            let q = QuestionQuery {
+                project_id: Some("loja"),
+                status: StatusFilter::Open,
+                search,
+                sort,
+                after: None,
+                limit: 51,
+            };
+            let plan = Plan::new(&conn, &q).unwrap();
+            let (sql, params) = page_sql(&plan, &q);
+            let how = how(&conn, &sql, &params);
+            assert!(how.contains(index), "{sort:?}: {how}");
+            assert!(!how.contains("TEMP B-TREE"), "{sort:?} sorts: {how}");
+        }
+    }
+}
