@@ -151,7 +151,10 @@ fn a_common_search_says_its_total_is_at_least_the_cap() {
     app.wait_text("Open questions (50 of 1002 loaded)");
     app.ch('/');
     app.typed("routine");
-    app.wait_text("Open questions (50 of 1000+ loaded) · /routine");
+    // (the pane is too narrow for the title's " · /routine" after it)
+    app.wait_text("Open questions (50 of 1000+ loaded)");
+    app.key(KeyCode::Esc);
+    app.wait_text("Open questions (50 of 1002 loaded)");
     app.ch('q');
     app.join().expect("a clean quit");
 }
