@@ -158,11 +158,21 @@ impl QuestionItem {
 pub struct QuestionList {
     pub items: Vec<QuestionItem>,
     pub total: u64,
+    /// `total` is where a search's count stopped (`engine::list::SEARCH_TOTAL_CAP`):
+    /// at least that many match. Absent (false) when the total is exact.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub total_is_lower_bound: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
 }
 
 impl QuestionList {
+    /// The total as a person reads it: `1000+` when the count stopped at the cap (at
+    /// least `shown` when more than the total is already in hand).
+    pub fn total_text(&self, shown: u64) -> String {
+        total_text(self.total, self.total_is_lower_bound, shown)
+    }
+
     /// An engine's page as `viewer` sees it (`canAnswer`, `reason` for each).
     pub fn of(page: crate::engine::ListPage, viewer: &Actor) -> QuestionList {
         QuestionList {
@@ -172,8 +182,19 @@ impl QuestionList {
                 .map(|q| QuestionItem::from_question(q, viewer))
                 .collect(),
             total: page.total,
+            total_is_lower_bound: page.total_is_lower_bound,
             cursor: page.cursor,
         }
+    }
+}
+
+/// A list's total as a person reads it (the CLI's "50 of 1000+", the TUI's title): a
+/// lower bound carries a `+`, and is never below the `shown` already in hand.
+pub fn total_text(total: u64, lower_bound: bool, shown: u64) -> String {
+    if lower_bound {
+        format!("{}+", total.max(shown))
+    } else {
+        total.to_string()
     }
 }
 

@@ -190,3 +190,61 @@ async fn the_openapi_document_names_search_and_sort() {
     );
     s.stop().await;
 }
+
+/// A search most questions match is counted up to `SEARCH_TOTAL_CAP` and says so
+/// (`totalIsLowerBound`), on every page and through the HTTP source; a rare word and a
+/// filter without search keep their exact totals, without the flag.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_common_search_says_its_total_is_a_lower_bound() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let many = oq::engine::SEARCH_TOTAL_CAP as usize + 1;
+    for chunk in (0..many).collect::<Vec<_>>().chunks(25) {
+        let posts = chunk.iter().map(|i| {
+            let body = json!({"pergunta": format!("Routine question number {i}?"), "sessionId": w.conversation});
+            s.post(PO, LIST, body)
+        });
+        for r in futures_util::future::join_all(posts).await {
+            must(&r, 201);
+        }
+    }
+    let cap = json!(oq::engine::SEARCH_TOTAL_CAP);
+    let r = s.get(ANA, &format!("{LIST}?q=routine")).await;
+    let body = must(&r, 200).clone();
+    assert_eq!(
+        (&body["total"], &body["totalIsLowerBound"]),
+        (&cap, &json!(true))
+    );
+    assert_eq!(ids(&body).len(), 50);
+    let cursor = body["cursor"].as_str().unwrap();
+    let r = s.get(ANA, &format!("{LIST}?q=routine&sort=newest")).await;
+    assert_eq!(must(&r, 200)["totalIsLowerBound"], true);
+    let r = s
+        .get(ANA, &format!("{LIST}?q=routine&cursor={cursor}"))
+        .await;
+    let next = must(&r, 200);
+    assert_eq!(
+        (&next["total"], &next["totalIsLowerBound"]),
+        (&cap, &json!(true))
+    );
+    assert!(ids(next).iter().all(|id| !ids(&body).contains(id)));
+    // A rare word among the common one: exact, no flag.
+    let r = s.get(ANA, &format!("{LIST}?q=routine+1000")).await;
+    let rare = must(&r, 200);
+    assert_eq!(rare["total"], 1);
+    assert!(rare.get("totalIsLowerBound").is_none(), "{rare}");
+    // No search: the exact count of the open set.
+    let r = s.get(ANA, LIST).await;
+    let all = must(&r, 200);
+    assert_eq!(all["total"], many + 1);
+    assert!(all.get("totalIsLowerBound").is_none(), "{all}");
+    // The HTTP source carries the flag.
+    let source = HttpSource::new(&s.base, s.token(ANA)).unwrap();
+    let q = ListQuery::new(StatusFilter::Open)
+        .search("routine")
+        .unwrap();
+    let page = source.list(Some("loja"), &q).await.unwrap();
+    assert!(page.total_is_lower_bound);
+    assert_eq!(page.total, oq::engine::SEARCH_TOTAL_CAP);
+    s.stop().await;
+}

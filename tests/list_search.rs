@@ -320,3 +320,93 @@ fn a_version_6_store_is_searchable_after_its_migration() {
     assert_eq!(search(StatusFilter::All, "blimp"), ["q-b"]);
     assert_eq!(search(StatusFilter::All, "runway"), ["q-b"]);
 }
+
+/// A store of schema v9 (the open set without its asker): opened by this binary it
+/// migrates to v10, every open row takes its asker from its declaration, the queue by
+/// asker pages through the new index in (asker, position) order, what is declared
+/// afterwards joins it in place, and `oq store check` finds the index true to the log.
+#[test]
+fn a_version_9_store_sorts_by_asker_after_its_migration() {
+    let d = TempDir::new().unwrap();
+    let path = d.path().join(STORE_FILE);
+    let askers = [
+        "po",
+        "criativo",
+        "arquiteto",
+        "po",
+        "criativo",
+        "arquiteto",
+        "po",
+    ];
+    {
+        let conn = Connection::open(&path).unwrap();
+        for step in &MIGRATIONS[..9] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 9;"
+        ))
+        .unwrap();
+        let started = Event::SessionStarted {
+            session_id: "s-v6".into(),
+            kind: SessionKind::Conversation,
+            author: "carol".into(),
+        };
+        raw_insert(&conn, 1, &started);
+        for (n, autor) in askers.iter().enumerate() {
+            let mut q = v6_question(&format!("q-{n}"), &format!("Question {n}?"));
+            if let Event::OpenQuestion { autor: a, .. } = &mut q {
+                *a = (*autor).into();
+            }
+            raw_insert(&conn, n as i64 + 2, &q);
+        }
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.migrated(), Some((9, 10)));
+    let e = LocalEngine::new(store, EngineConfig::default());
+    e.start_session(
+        &Actor::person("carol"),
+        "p",
+        SessionKind::Conversation,
+        Some("s-new"),
+    )
+    .unwrap();
+    let input = DeclareInput {
+        pergunta: "Asked after the migration?".into(),
+        sugestao: None,
+        afeta: Default::default(),
+        session_id: "s-new".into(),
+        idempotency_key: None,
+    };
+    let late = e
+        .declare(&Actor::agent(Role::Criativo), "p", &input)
+        .unwrap();
+    let by_asker: Vec<(String, String)> = every_page(
+        &e,
+        ListQuery::new(StatusFilter::Open)
+            .sorted(Sort::Asker)
+            .limit(2),
+    )
+    .into_iter()
+    .map(|q| (q.autor, q.question_id))
+    .collect();
+    let expected: Vec<(String, String)> = [
+        ("arquiteto", "q-2"),
+        ("arquiteto", "q-5"),
+        ("criativo", "q-1"),
+        ("criativo", "q-4"),
+        ("criativo", late.question_id.as_str()),
+        ("po", "q-0"),
+        ("po", "q-3"),
+        ("po", "q-6"),
+    ]
+    .iter()
+    .map(|(a, q)| (a.to_string(), q.to_string()))
+    .collect();
+    assert_eq!(by_asker, expected);
+    let report = SqliteStore::open(&path)
+        .unwrap()
+        .check(oq::engine::sqlite::Depth::Quick)
+        .unwrap();
+    assert!(report.is_clean(), "{:?}", report.findings());
+}

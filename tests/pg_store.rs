@@ -366,3 +366,132 @@ fn an_upstreams_lease_has_one_holder_until_it_runs_out_or_is_given_up() {
         Lease::Held
     );
 }
+
+/// A database of schema v3 (the open set without its asker), migrated by this binary:
+/// every open row takes its asker from its declaration, what is declared afterwards gets
+/// its own from the trigger, and the queue by asker pages in (asker, position) order.
+#[test]
+fn a_version_3_database_sorts_by_asker_after_its_migration() {
+    let test = "a_version_3_database_sorts_by_asker_after_its_migration";
+    if !common_pg::or_skip(test) {
+        return;
+    }
+    let db = common_pg::shared().database();
+    let mut owner = db.client(&db.owner);
+    owner
+        .batch_execute(
+            "DROP SCHEMA oq CASCADE; CREATE SCHEMA oq; REVOKE ALL ON SCHEMA oq FROM PUBLIC",
+        )
+        .unwrap();
+    for step in &schema::MIGRATIONS[..3] {
+        owner.batch_execute(step).unwrap();
+    }
+    owner
+        .batch_execute(&format!(
+            "INSERT INTO oq.meta (application, version) VALUES ({}, 3)",
+            schema::APPLICATION_ID
+        ))
+        .unwrap();
+    let insert = |owner: &mut ::postgres::Client,
+                  n: i64,
+                  kind: &str,
+                  question: Option<&str>,
+                  payload: serde_json::Value| {
+        owner
+            .execute(
+                "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, session_id, question_id, actor, at, payload)
+                 VALUES ($1, $1, $2, $3, 'p', 's-v3', $4, 'seed', $1, $5::text::json)",
+                &[
+                    &n as &(dyn ::postgres::types::ToSql + Sync),
+                    &format!("e-{n}"),
+                    &kind,
+                    &question,
+                    &payload.to_string(),
+                ],
+            )
+            .unwrap();
+    };
+    let started = oq::domain::Event::SessionStarted {
+        session_id: "s-v3".into(),
+        kind: SessionKind::Conversation,
+        author: "carol".into(),
+    };
+    insert(
+        &mut owner,
+        1,
+        "session.started",
+        None,
+        serde_json::to_value(&started).unwrap(),
+    );
+    let askers = ["po", "criativo", "arquiteto", "po", "criativo"];
+    let question = |n: usize, autor: &str| {
+        let event = oq::domain::Event::OpenQuestion {
+            question_id: format!("q-{n}"),
+            pergunta: format!("Question {n}?"),
+            sugestao: None,
+            afeta: Afeta::default(),
+            autor: autor.into(),
+            session_id: "s-v3".into(),
+            source: "oq".into(),
+            prompts: Vec::new(),
+            upstream: None,
+        };
+        serde_json::to_value(&event).unwrap()
+    };
+    for (n, autor) in askers.iter().enumerate() {
+        let id = format!("q-{n}");
+        insert(
+            &mut owner,
+            n as i64 + 2,
+            "artifact.open_question",
+            Some(&id),
+            question(n, autor),
+        );
+    }
+    assert_eq!(
+        postgres::migrate(&db.owner_target(), Some(&db.app)).unwrap(),
+        SchemaState::At(3)
+    );
+    insert(
+        &mut owner,
+        7,
+        "artifact.open_question",
+        Some("q-5"),
+        question(5, "arquiteto"),
+    );
+    let e = engine(&db);
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let q = ListQuery::new(StatusFilter::Open)
+            .sorted(oq::engine::Sort::Asker)
+            .limit(2)
+            .after(cursor.as_deref());
+        let page = e.list(Some("p"), &q).unwrap();
+        seen.extend(page.items.into_iter().map(|q| (q.autor, q.question_id)));
+        match page.cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    let expected: Vec<(String, String)> = [
+        ("arquiteto", "q-2"),
+        ("arquiteto", "q-5"),
+        ("criativo", "q-1"),
+        ("criativo", "q-4"),
+        ("po", "q-0"),
+        ("po", "q-3"),
+    ]
+    .iter()
+    .map(|(a, q)| (a.to_string(), q.to_string()))
+    .collect();
+    assert_eq!(seen, expected);
+    let stored: i64 = owner
+        .query_one(
+            "SELECT count(*) FROM oq.open_questions WHERE autor = ''",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(stored, 0, "every open row carries its asker");
+}

@@ -240,6 +240,7 @@ fn assert_next_connection_is_clean(m: &mut Model) {
             page: Ok(QuestionList {
                 items: sample("dev-a"),
                 total: 4,
+                total_is_lower_bound: false,
                 cursor: None,
             }),
         },

@@ -128,3 +128,33 @@ fn page_down_moves_a_screenful_of_the_queue() {
     app.ch('q');
     app.join().expect("a clean quit");
 }
+
+/// A search most questions match: its total is where the count stopped, and the title
+/// says "at least" (`1000+`), not a count it never made.
+#[test]
+fn a_common_search_says_its_total_is_at_least_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    fifty_three(dir.path());
+    let e = common::engine(dir.path());
+    for i in 53..=oq::engine::SEARCH_TOTAL_CAP + 1 {
+        let input = DeclareInput {
+            pergunta: format!("Routine question number {i}?"),
+            sugestao: None,
+            afeta: Default::default(),
+            session_id: "s-alice".into(),
+            idempotency_key: None,
+        };
+        e.declare(&Actor::agent(Role::Po), "p", &input).unwrap();
+    }
+    drop(e);
+    let app = App::local(dir.path(), "alice");
+    app.wait_text("Open questions (50 of 1002 loaded)");
+    app.ch('/');
+    app.typed("routine");
+    // (the pane is too narrow for the title's " · /routine" after it)
+    app.wait_text("Open questions (50 of 1000+ loaded)");
+    app.key(KeyCode::Esc);
+    app.wait_text("Open questions (50 of 1002 loaded)");
+    app.ch('q');
+    app.join().expect("a clean quit");
+}

@@ -130,6 +130,7 @@ fn answered_view() {
             page: Ok(QuestionList {
                 items,
                 total: 2,
+                total_is_lower_bound: false,
                 cursor: None,
             }),
         },

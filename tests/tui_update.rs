@@ -65,6 +65,7 @@ fn a_stale_page_is_dropped() {
             page: Ok(QuestionList {
                 items: vec![],
                 total: 0,
+                total_is_lower_bound: false,
                 cursor: None,
             }),
         },
@@ -108,6 +109,7 @@ fn the_selection_survives_a_live_update() {
             page: Ok(QuestionList {
                 items,
                 total: 4,
+                total_is_lower_bound: false,
                 cursor: None,
             }),
         },
@@ -670,6 +672,7 @@ fn scrolling_near_the_end_loads_the_next_page_once() {
             page: Ok(QuestionList {
                 items,
                 total: 100_000,
+                total_is_lower_bound: false,
                 cursor: Some("c50".into()),
             }),
         },
@@ -696,6 +699,7 @@ fn scrolling_near_the_end_loads_the_next_page_once() {
             page: Ok(QuestionList {
                 items,
                 total: 100_000,
+                total_is_lower_bound: false,
                 cursor: Some("c100".into()),
             }),
         },
@@ -860,6 +864,7 @@ fn keys_from_config_replace_the_defaults_and_feed_help() {
             page: Ok(QuestionList {
                 items: sample("dev-a"),
                 total: 4,
+                total_is_lower_bound: false,
                 cursor: None,
             }),
         },
@@ -970,6 +975,7 @@ fn no_key_sequence_panics_at_any_size() {
                         page: Ok(QuestionList {
                             items: items[..(r.next() % 6) as usize].to_vec(),
                             total: 6,
+                            total_is_lower_bound: false,
                             cursor: None,
                         }),
                     }
@@ -1005,6 +1011,7 @@ fn a_g_still_loading_is_dropped_when_the_filter_changes() {
             page: Ok(QuestionList {
                 items: page(0),
                 total: 200,
+                total_is_lower_bound: false,
                 cursor: Some("c50".into()),
             }),
         },
@@ -1025,6 +1032,7 @@ fn a_g_still_loading_is_dropped_when_the_filter_changes() {
             page: Ok(QuestionList {
                 items: page(100),
                 total: 200,
+                total_is_lower_bound: false,
                 cursor: Some("c150".into()),
             }),
         },

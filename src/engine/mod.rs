@@ -18,7 +18,7 @@ pub mod store;
 
 pub use any::{AnyStore, StoreKind};
 pub use decisions::{DecisionPage, DecisionQuery};
-pub use list::{ListQuery, PAGE_LIMIT, Sort};
+pub use list::{ListQuery, PAGE_LIMIT, SEARCH_TOTAL_CAP, Sort};
 pub use operations::{
     DevContext, Engine, EngineConfig, ImportedSettlement, ListPage, NewQuestion, Readiness,
     VerdictInput, VerdictOutcome,

@@ -123,6 +123,8 @@ pub struct QuestionQuery<'a> {
 pub struct QuestionPage {
     pub items: Vec<Question>,
     pub total: u64,
+    /// The total stopped at [`crate::engine::list::SEARCH_TOTAL_CAP`]: there are more.
+    pub total_is_lower_bound: bool,
 }
 
 /// A task parked on a question, as "Waiting for you" shows it.

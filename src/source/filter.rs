@@ -50,6 +50,8 @@ pub fn apply(mut items: Vec<QuestionItem>, query: &ListQuery) -> Result<Question
         cursor: (u64::try_from(next).unwrap_or(u64::MAX) < total).then(|| next.to_string()),
         items: page,
         total,
+        // Counted in hand, every one.
+        total_is_lower_bound: false,
     })
 }
 

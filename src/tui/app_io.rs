@@ -31,6 +31,7 @@ pub(super) async fn load_pages<S: Source>(
         list.items.extend(next.items);
         list.cursor = next.cursor;
         list.total = next.total;
+        list.total_is_lower_bound = next.total_is_lower_bound;
     }
     Ok(list)
 }

@@ -88,6 +88,8 @@ pub struct Notice {
 pub struct Queue {
     pub items: Vec<QuestionItem>,
     pub total: u64,
+    /// `total` is where a search's count stopped: at least that many.
+    pub total_is_lower_bound: bool,
     pub cursor: Option<String>,
     pub loaded_once: bool,
     /// Generation of the list in flight or last applied; replies with another are stale.

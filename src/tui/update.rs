@@ -54,6 +54,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                         model.queue.items = list.items;
                     }
                     model.queue.total = list.total;
+                    model.queue.total_is_lower_bound = list.total_is_lower_bound;
                     model.queue.cursor = list.cursor;
                     model.queue.loaded_once = true;
                     model.reselect();

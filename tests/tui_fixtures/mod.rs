@@ -221,6 +221,7 @@ pub fn loaded(me: &str, items: Vec<QuestionItem>) -> Model {
             page: Ok(QuestionList {
                 items,
                 total: n,
+                total_is_lower_bound: false,
                 cursor: None,
             }),
         },
@@ -262,6 +263,7 @@ pub fn reloaded(m: &mut Model, items: Vec<QuestionItem>, poll: bool) -> Vec<Effe
     let page = Ok(QuestionList {
         items,
         total,
+        total_is_lower_bound: false,
         cursor: None,
     });
     fx.extend(update(

@@ -11,7 +11,7 @@ use crate::wire::{AnswerItem, PromptItem, QuestionItem, QuestionList};
 
 pub fn question_list(list: &QuestionList, now_ms: i64) -> String {
     if list.items.is_empty() {
-        return format!("no questions ({} in all)\n", list.total);
+        return format!("no questions ({} in all)\n", list.total_text(0));
     }
     let places = Places::of(list.items.iter().map(|q| q.project_id.as_str()));
     let mut out = String::new();
@@ -28,7 +28,8 @@ pub fn question_list(list: &QuestionList, now_ms: i64) -> String {
             w = places.width,
         ));
     }
-    out.push_str(&format!("{} of {}", list.items.len(), list.total));
+    let shown = list.items.len();
+    out.push_str(&format!("{shown} of {}", list.total_text(shown as u64)));
     if let Some(c) = &list.cursor {
         out.push_str(&format!(" · next page: --cursor {c}"));
     }
@@ -317,9 +318,18 @@ mod tests {
                 item("q-open", serde_json::json!({"orphaned": true})),
             ],
             total: 4,
+            total_is_lower_bound: false,
             cursor: None,
         };
         let text = question_list(&list, 0);
+        assert!(text.ends_with("4 of 4\n"), "{text}");
+        // A search's total that stopped at the cap reads as "at least".
+        let capped = QuestionList {
+            total: 1000,
+            total_is_lower_bound: true,
+            ..list.clone()
+        };
+        assert!(question_list(&capped, 0).ends_with("4 of 1000+\n"));
         let line = |id: &str| {
             text.lines()
                 .find(|l| l.contains(id))

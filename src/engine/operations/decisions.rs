@@ -29,6 +29,8 @@ impl<S: Store> Engine<S> {
         Ok(ListPage {
             items: items.into_iter().map(|(_, q)| q).collect(),
             total: page.total,
+            // The decision history counts its whole filter (`view/decisions.rs`).
+            total_is_lower_bound: false,
             cursor,
         })
     }

@@ -53,6 +53,9 @@ pub struct Engine<S> {
 pub struct ListPage {
     pub items: Vec<Question>,
     pub total: u64,
+    /// A search's total counted to [`crate::engine::list::SEARCH_TOTAL_CAP`] and
+    /// stopped there: at least `total` match.
+    pub total_is_lower_bound: bool,
     /// Pass back to get the next page; `None` on the last.
     pub cursor: Option<String>,
 }

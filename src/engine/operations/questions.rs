@@ -167,6 +167,7 @@ impl<S: Store> Engine<S> {
         Ok(ListPage {
             items,
             total: page.total,
+            total_is_lower_bound: page.total_is_lower_bound,
             cursor,
         })
     }

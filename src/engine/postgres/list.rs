@@ -7,7 +7,7 @@
 use postgres::types::ToSql;
 
 use crate::domain::search::Search;
-use crate::engine::list::Sort;
+use crate::engine::list::{SEARCH_TOTAL_CAP, Sort};
 use crate::engine::store::{QuestionQuery, StatusFilter};
 
 /// A bound value.
@@ -103,11 +103,21 @@ pub(super) fn list_sql(q: &QuestionQuery<'_>, columns: &str, settlement: &str) -
         filter.push_str(&format!(" AND {project} = ${}", params.len()));
     }
     search_filter(q.search, &mut filter, &mut params);
-    let count = format!("SELECT count(*) FROM {from} WHERE {filter}");
+    // A search's total is counted to the cap and one past it (`SEARCH_TOTAL_CAP`): each
+    // word is an ILIKE per row, so an exact count is a scan of the whole filter.
+    let count = match q.search {
+        Some(_) => format!(
+            "SELECT count(*) FROM (SELECT 1 FROM {from} WHERE {filter} LIMIT {}) AS capped",
+            SEARCH_TOTAL_CAP + 1
+        ),
+        None => format!("SELECT count(*) FROM {from} WHERE {filter}"),
+    };
     let (count_params, mut page_params) = (params.clone(), params);
     let key = match q.sort {
         Sort::Oldest | Sort::Newest => None,
         Sort::Project => Some(project.to_string()),
+        // The open set has its asker in a column of its own, indexed (schema v4).
+        Sort::Asker if q.status == StatusFilter::Open => Some("o.autor".to_string()),
         Sort::Asker => Some("(d.payload->>'autor')".to_string()),
     };
     let mut page_filter = filter.clone();

@@ -16,7 +16,7 @@
 pub const APPLICATION_ID: i32 = 0x6F71_0214;
 
 /// `MIGRATIONS[n]` takes a database from version `n` to `n + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG, V2_BRIDGE_COMMANDS, V3_CHAIN];
+pub const MIGRATIONS: &[&str] = &[V1_EVENT_LOG, V2_BRIDGE_COMMANDS, V3_CHAIN, V4_OPEN_BY_ASKER];
 
 pub const LATEST_VERSION: i32 = MIGRATIONS.len() as i32;
 
@@ -204,6 +204,64 @@ CREATE INDEX events_bridge_settings ON oq.events(project_id, seq) WHERE type = '
 /// ([`CHAINED_FROM`]).
 pub const V3_CHAIN: &str =
     "ALTER TABLE oq.events ADD COLUMN chain bytea CHECK (length(chain) = 32);";
+
+/// Version 4: the open set carries each question's asker (`autor`), indexed with its
+/// project and position in byte order (the list's `COLLATE "C"`), so the queue by
+/// asker is an index walk that stops after a page, as SQLite's schema v10 makes it,
+/// instead of a sort of every open question on a key read out of its declaration's JSON.
+/// Existing rows take it from their declaration, with the guard (which refuses every
+/// UPDATE) off for that one statement inside the migration's transaction; derive and
+/// guard then write and check it.
+pub const V4_OPEN_BY_ASKER: &str = r#"
+ALTER TABLE oq.open_questions ADD COLUMN autor text NOT NULL DEFAULT '';
+ALTER TABLE oq.open_questions DISABLE TRIGGER open_questions_guard;
+UPDATE oq.open_questions o SET autor = coalesce(d.payload->>'autor', '')
+  FROM oq.events d WHERE d.seq = o.declared_seq;
+ALTER TABLE oq.open_questions ENABLE TRIGGER open_questions_guard;
+CREATE INDEX open_questions_by_asker ON oq.open_questions(project_id, autor COLLATE "C", declared_seq);
+
+CREATE OR REPLACE FUNCTION oq.guard_open_questions() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        IF NOT EXISTS (SELECT 1 FROM oq.events WHERE type = 'artifact.open_question'
+                        AND question_id = NEW.question_id AND seq = NEW.declared_seq
+                        AND coalesce(payload->>'autor', '') = NEW.autor)
+           OR EXISTS (SELECT 1 FROM oq.events WHERE question_id = NEW.question_id
+                       AND type IN ('open_question.answered', 'open_question.closed')) THEN
+            RAISE EXCEPTION 'oq: open_questions is derived from the log; this row is not in it'
+                USING ERRCODE = 'OQ002';
+        END IF;
+        RETURN NEW;
+    ELSIF TG_OP = 'DELETE' THEN
+        IF NOT EXISTS (SELECT 1 FROM oq.events WHERE question_id = OLD.question_id
+                        AND type IN ('open_question.answered', 'open_question.closed')) THEN
+            RAISE EXCEPTION 'oq: open_questions is derived from the log; the question is still open'
+                USING ERRCODE = 'OQ002';
+        END IF;
+        RETURN OLD;
+    END IF;
+    RAISE EXCEPTION 'oq: open_questions is derived from the log; % is refused', TG_OP
+        USING ERRCODE = 'OQ002';
+END $$;
+
+CREATE OR REPLACE FUNCTION oq.derive() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path = oq, pg_catalog AS $$
+BEGIN
+    IF NEW.type = 'artifact.open_question' THEN
+        INSERT INTO oq.open_questions (question_id, project_id, declared_seq, autor)
+        SELECT NEW.question_id, NEW.project_id, NEW.seq, coalesce(NEW.payload->>'autor', '')
+         WHERE NOT EXISTS (SELECT 1 FROM oq.events WHERE question_id = NEW.question_id
+                            AND type IN ('open_question.answered', 'open_question.closed'));
+        INSERT INTO oq.question_links (kind, target, question_id)
+        SELECT 'rule', t, NEW.question_id FROM oq.texts(NEW.payload -> 'afeta' -> 'regras') t
+        UNION SELECT 'story', t, NEW.question_id FROM oq.texts(NEW.payload -> 'afeta' -> 'historias') t
+        UNION SELECT 'task', t, NEW.question_id FROM oq.texts(NEW.payload -> 'afeta' -> 'tarefas') t;
+    ELSIF NEW.type IN ('open_question.answered', 'open_question.closed') THEN
+        DELETE FROM oq.open_questions WHERE question_id = NEW.question_id;
+    END IF;
+    RETURN NULL;
+END $$;
+"#;
 
 /// The version whose migration chains the existing history.
 pub const CHAINED_FROM: i32 = 3;

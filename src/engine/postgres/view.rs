@@ -14,6 +14,7 @@ use crate::domain::work::{Session, Story, Task};
 use crate::domain::{Event, OqError, Question, StoredEvent};
 use crate::engine::decisions::{DecisionPage, DecisionQuery};
 use crate::engine::fold::{self, QuestionRow, parse_event};
+use crate::engine::list::SEARCH_TOTAL_CAP;
 use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
 /// The columns that make a [`Question`]; `d` is the declaration, `st` its settlement.
@@ -198,9 +199,13 @@ impl StoreView for PgView<'_> {
 
     fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
         let sql = list_sql(q, QUESTION_COLUMNS, SETTLEMENT_JOIN);
+        let counted = self.count(&sql.count, &refs(&sql.count_params))?;
+        // A search's count stops one past the cap (`list_sql`): past it, "at least".
+        let capped = q.search.is_some() && counted > SEARCH_TOTAL_CAP;
         Ok(QuestionPage {
             items: self.questions_of(&sql.page, &refs(&sql.page_params))?,
-            total: self.count(&sql.count, &refs(&sql.count_params))?,
+            total: if capped { SEARCH_TOTAL_CAP } else { counted },
+            total_is_lower_bound: capped,
         })
     }
 

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::parts::{id_schema, schema};
 use crate::domain::ErrorCode;
+use crate::engine::SEARCH_TOTAL_CAP;
 
 /// Every schema the operations refer to by `#/components/schemas/NAME`.
 pub(super) fn all() -> Value {
@@ -57,7 +58,9 @@ pub(super) fn all() -> Value {
             "canAnswer": { "type": "boolean" }, "reason": { "type": "string" } } },
         "QuestionList": { "type": "object", "properties": {
             "items": { "type": "array", "maxItems": 50, "items": schema("Question") },
-            "total": { "type": "integer", "description": "how many questions the whole filter (status, search) holds, not the page" }, "cursor": { "type": "string" } } },
+            "total": { "type": "integer", "description": format!("how many questions the whole filter (status, search) holds, not the page; a search is counted up to {SEARCH_TOTAL_CAP} (see totalIsLowerBound)") },
+            "totalIsLowerBound": { "type": "boolean", "description": format!("present and true when a search's count stopped at {SEARCH_TOTAL_CAP}: at least `total` questions match (shown as {SEARCH_TOTAL_CAP}+); absent when `total` is exact") },
+            "cursor": { "type": "string" } } },
         "Session": { "type": "object", "properties": {
             "sessionId": { "type": "string" }, "projectId": { "type": "string" },
             "kind": { "type": "string", "enum": ["conversation", "execution"] }, "author": { "type": "string" } } },

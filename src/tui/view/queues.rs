@@ -77,8 +77,10 @@ fn draw_open(
     };
     let loaded = model.queue.items.len() as u64;
     let total = model.queue.total;
-    let mut title = if loaded < total {
-        format!("{noun} ({loaded} of {total} loaded)")
+    let lower_bound = model.queue.total_is_lower_bound;
+    let counted = crate::wire::total_text(total, lower_bound, loaded);
+    let mut title = if loaded < total || lower_bound {
+        format!("{noun} ({loaded} of {counted} loaded)")
     } else {
         format!("{noun} ({total})")
     };

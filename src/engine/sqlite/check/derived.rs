@@ -16,7 +16,7 @@ settled AS MATERIALIZED (
 started AS MATERIALIZED (
     SELECT session_id, payload FROM events NOT INDEXED WHERE type = 'session.started'),
 open AS (
-    SELECT question_id, project_id, seq FROM decl
+    SELECT question_id, project_id, seq, coalesce(json_extract(payload, '$.autor'), '') AS autor FROM decl
      WHERE question_id NOT IN (SELECT question_id FROM settled)),
 links AS (
     SELECT 'rule' AS kind, j.value AS target, d.question_id FROM decl d, json_each(d.payload, '$.afeta.regras') j
@@ -31,9 +31,9 @@ const CLAIMS: &[(&str, &str)] = &[
         "SELECT question_id FROM open EXCEPT SELECT question_id FROM open_questions",
     ),
     (
-        "open set: in open_questions, not open in the log (or its project or position differs)",
-        "SELECT question_id FROM (SELECT question_id, project_id, declared_seq FROM open_questions
-                                  EXCEPT SELECT question_id, project_id, seq FROM open)",
+        "open set: in open_questions, not open in the log (or its project, position or asker differs)",
+        "SELECT question_id FROM (SELECT question_id, project_id, declared_seq, autor FROM open_questions
+                                  EXCEPT SELECT question_id, project_id, seq, autor FROM open)",
     ),
     (
         "links: declared, missing from question_links",

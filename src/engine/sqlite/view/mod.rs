@@ -12,6 +12,7 @@ use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 mod decisions;
 mod questions;
 mod rows;
+mod words;
 
 use rows::{
     QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, parse_event, question_from_row, session_from,

@@ -2,17 +2,18 @@
 //! the filter (status, project, search words), the sort and the keyset cursor. Every
 //! part binds its values; nothing the caller typed is spliced into the SQL text.
 //!
-//! Search words go through the FTS5 trigram index (`question_search`, schema v7): a
-//! word of 3 characters or more is a phrase `MATCH` (a substring, case aside); a shorter
-//! one, which trigrams cannot index, a `LIKE` over the same table.
+//! Search words go through the FTS5 trigram index (`question_search`, schema v8) or are
+//! tested per row along the sort's index, whichever the words' commonness makes cheap
+//! (`words.rs`); a search's total is counted to [`SEARCH_TOTAL_CAP`] and flagged beyond.
 
 use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, question_from_row};
+use super::words;
 use crate::domain::OqError;
 use crate::domain::search::Search;
-use crate::engine::list::Sort;
+use crate::engine::list::{SEARCH_TOTAL_CAP, Sort};
 use crate::engine::store::{QuestionPage, QuestionQuery, StatusFilter};
 
 /// The SQL of one list: `FROM` and `WHERE` shared by the page and the count.
@@ -21,17 +22,18 @@ struct Plan {
     /// What the count reads: for the open set, the open table alone (the filter names
     /// only its columns), so the whole filter's total is an index count, not a join.
     count_from: &'static str,
-    /// The declaration's log position and project, as the driving table has them.
+    /// The declaration's log position, project and asker, as the driving table has them.
     seq: &'static str,
     project: &'static str,
+    asker: &'static str,
     filter: String,
     params: Vec<(String, Value)>,
 }
 
 impl Plan {
-    fn new(q: &QuestionQuery<'_>) -> Plan {
+    fn new(conn: &Connection, q: &QuestionQuery<'_>) -> rusqlite::Result<Plan> {
         let (from, seq, project, mut filter) = match q.status {
-            // The open set is small and has its own indexes: walk it.
+            // The open set has its own indexes (by position, by asker): walk them.
             StatusFilter::Open => (
                 "open_questions o JOIN events d ON d.seq = o.declared_seq",
                 "o.declared_seq",
@@ -78,19 +80,27 @@ impl Plan {
             filter.push_str(&format!(" AND {project} = :project"));
             params.push((":project".into(), Value::Text(p.into())));
         }
-        search_filter(seq, q.search, &mut filter, &mut params);
+        let words = q.search.map(|s| s.words()).unwrap_or_default();
+        let tests = words::choose(conn, words)?;
+        let answered = q.status != StatusFilter::Open;
+        words::push(seq, answered, words, &tests, &mut filter, &mut params);
         let count_from = match q.status {
-            StatusFilter::Open => "open_questions o",
+            StatusFilter::Open if !words::reads_rows(&tests, words) => "open_questions o",
             _ => from,
         };
-        Plan {
+        let asker = match q.status {
+            StatusFilter::Open => "o.autor",
+            _ => "json_extract(d.payload, '$.autor')",
+        };
+        Ok(Plan {
             from,
             count_from,
             seq,
             project,
+            asker,
             filter,
             params,
-        }
+        })
     }
 
     /// The sort key before the log position, for the keyed sorts.
@@ -98,7 +108,7 @@ impl Plan {
         match sort {
             Sort::Oldest | Sort::Newest => None,
             Sort::Project => Some(self.project.to_string()),
-            Sort::Asker => Some("json_extract(d.payload, '$.autor')".into()),
+            Sort::Asker => Some(self.asker.to_string()),
         }
     }
 }
@@ -140,15 +150,40 @@ pub(super) fn bound(params: &[(String, Value)]) -> Vec<(&str, &dyn rusqlite::ToS
 }
 
 pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
-    let plan = Plan::new(q);
-    let count_sql = format!(
-        "SELECT count(*) FROM {} WHERE {}",
-        plan.count_from, plan.filter
-    );
-    let total: i64 = conn
+    let plan = Plan::new(conn, q)?;
+    // A search is counted to one past the cap and stops there (`SEARCH_TOTAL_CAP`).
+    let count_sql = match q.search {
+        Some(_) => format!(
+            "SELECT count(*) FROM (SELECT 1 FROM {} WHERE {} LIMIT {})",
+            plan.count_from,
+            plan.filter,
+            SEARCH_TOTAL_CAP + 1
+        ),
+        None => format!(
+            "SELECT count(*) FROM {} WHERE {}",
+            plan.count_from, plan.filter
+        ),
+    };
+    let counted: i64 = conn
         .prepare_cached(&count_sql)?
         .query_row(&*bound(&plan.params), |r| r.get(0))?;
+    let total_is_lower_bound = q.search.is_some() && counted as u64 > SEARCH_TOTAL_CAP;
+    let (sql, params) = page_sql(&plan, q);
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let items = collect(stmt.query_map(&*bound(&params), question_from_row)?)?;
+    Ok(QuestionPage {
+        items,
+        total: if total_is_lower_bound {
+            SEARCH_TOTAL_CAP
+        } else {
+            counted as u64
+        },
+        total_is_lower_bound,
+    })
+}
 
+/// The page's SQL and parameters: the filter, the cursor, the sort's order, the limit.
+fn page_sql(plan: &Plan, q: &QuestionQuery<'_>) -> (String, Vec<(String, Value)>) {
     let seq = plan.seq;
     let key = plan.key(q.sort);
     let mut page_filter = plan.filter.clone();
@@ -176,10 +211,68 @@ pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<Ques
         "SELECT {QUESTION_COLUMNS} FROM {} {SETTLEMENT_JOIN} WHERE {page_filter} ORDER BY {order} LIMIT :limit",
         plan.from
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let items = collect(stmt.query_map(&*bound(&params), question_from_row)?)?;
-    Ok(QuestionPage {
-        items,
-        total: total as u64,
-    })
+    (sql, params)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::words::{Test, choose};
+    use super::*;
+
+    /// 1,001 open questions in `loja` (one more than the cap), every one of them
+    /// "Routine questão number N", asked by `po` or `criativo` in turn.
+    const FILL: &str = "
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1001)
+        INSERT INTO events (seq, project_seq, event_id, type, project_id, session_id, question_id, actor, at, payload)
+        SELECT i, i, 'e' || i, 'artifact.open_question', 'loja', 's', 'q' || i, 'po-bot', i,
+               json_object('pergunta', 'Routine questão number ' || i,
+                           'autor', CASE i % 2 WHEN 0 THEN 'po' ELSE 'criativo' END)
+          FROM n";
+
+    fn how(conn: &Connection, sql: &str, params: &[(String, Value)]) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt
+            .query_map(&*bound(params), |r| r.get::<_, String>(3))
+            .unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    }
+
+    /// A word more rows hold than the cap is tested per row (unless it has letters
+    /// beyond ASCII); the rarest word under the cap drives the query through the index.
+    /// Per row or by asker, the first page walks the open set's own index in the sort's
+    /// order and stops after a page: no sort of the matches.
+    #[test]
+    fn common_words_walk_the_sorts_index_and_a_rare_one_drives() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::engine::sqlite::schema::migrate(&conn, 0).unwrap();
+        conn.execute_batch(FILL).unwrap();
+        let parse = |t: &str| Search::parse(t).unwrap().unwrap();
+        let tests = |t: &str| choose(&conn, parse(t).words()).unwrap();
+        assert_eq!(tests("routine"), [Test::Row]);
+        assert_eq!(tests("routine 1000"), [Test::Row, Test::Index]);
+        assert_eq!(tests("questão routine"), [Test::Index, Test::Row]);
+        assert_eq!(tests("routine er"), [Test::Row, Test::Row]);
+        let common = parse("routine number");
+        for (sort, search, index) in [
+            (Sort::Newest, Some(&common), "open_questions_by_project"),
+            (Sort::Oldest, Some(&common), "open_questions_by_project"),
+            (Sort::Asker, Some(&common), "open_questions_by_asker"),
+            (Sort::Asker, None, "open_questions_by_asker"),
+        ] {
+            let q = QuestionQuery {
+                project_id: Some("loja"),
+                status: StatusFilter::Open,
+                search,
+                sort,
+                after: None,
+                limit: 51,
+            };
+            let plan = Plan::new(&conn, &q).unwrap();
+            let (sql, params) = page_sql(&plan, &q);
+            let how = how(&conn, &sql, &params);
+            assert!(how.contains(index), "{sort:?}: {how}");
+            assert!(!how.contains("TEMP B-TREE"), "{sort:?} sorts: {how}");
+        }
+    }
 }
