@@ -414,8 +414,11 @@ fn engine_round(
     Ok(3 * iterations as usize)
 }
 
-/// One row of the raw table: the engine's event as the store wrote it.
+/// One row of the raw table: the engine's event as the store wrote it, with its project
+/// position and a 32-byte chain link (the bytes of a link; the raw side computes none).
 struct RawRow {
+    project_seq: i64,
+    chain: Vec<u8>,
     event_id: String,
     kind: &'static str,
     project_id: String,
@@ -430,7 +433,10 @@ struct RawRow {
 
 impl From<&StoredEvent> for RawRow {
     fn from(e: &StoredEvent) -> Self {
+        use sha2::Digest;
         RawRow {
+            project_seq: e.project_seq,
+            chain: sha2::Sha256::digest(e.event_id.as_bytes()).to_vec(),
             event_id: e.event_id.clone(),
             kind: e.event.type_name(),
             project_id: e.project_id.clone(),
@@ -471,6 +477,8 @@ impl RawStore {
         conn.execute_batch(
             "CREATE TABLE events (
                 seq         INTEGER PRIMARY KEY,
+                project_seq INTEGER NOT NULL,
+                chain       BLOB,
                 event_id    TEXT NOT NULL,
                 type        TEXT NOT NULL,
                 project_id  TEXT NOT NULL,
@@ -498,8 +506,8 @@ impl RawStore {
 
     fn insert(tx: &rusqlite::Transaction<'_>, r: &RawRow) -> Result<()> {
         tx.prepare_cached(
-            "INSERT INTO events (event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO events (project_seq, chain, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload)
+             VALUES (?11, ?12, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?
         .execute(params![
             r.event_id,
@@ -511,7 +519,9 @@ impl RawStore {
             r.story_id,
             r.actor,
             r.at,
-            r.payload
+            r.payload,
+            r.project_seq,
+            r.chain
         ])?;
         Ok(())
     }
