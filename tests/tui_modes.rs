@@ -73,7 +73,10 @@ fn the_field_closed_by_an_answer_elsewhere_takes_the_next_keys() {
     let s = screen(&m);
     assert!(s.contains("answered by ana just now"), "{s}");
     assert!(s.contains("«Cards first»"), "{s}");
-    assert!(s.contains("kept as a draft"), "{s}");
+    // Answered: nothing promises the draft back in a field it can never reopen.
+    assert!(s.contains("your text was not sent"), "{s}");
+    assert!(s.contains("drafts/q-1.txt"), "{s}");
+    assert!(!s.contains("when you open that question again"), "{s}");
     // Esc closes the notice; only then do keys act again.
     update(&mut m, key(KeyCode::Esc));
     assert!(m.modal.is_none());

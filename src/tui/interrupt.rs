@@ -12,9 +12,26 @@ use super::modal::{Interruption, Modal, settled};
 use super::model::Model;
 use crate::wire::QuestionItem;
 
+/// What became of the typed text, told by whether the question still takes an answer:
+/// open, the draft comes back with the field; settled (or no longer theirs), nothing can
+/// send it, so the notice says where it stays rather than promising it back.
+fn kept(model: &Model, question_id: &str, answerable: bool) -> String {
+    if !model.drafts.contains_key(question_id) {
+        return "You had typed nothing yet.".into();
+    }
+    if answerable {
+        "Your text is kept as a draft: it is there when you open that question again.".into()
+    } else {
+        format!(
+            "This question takes no answer now, so your text was not sent: it stays \
+             on disk as drafts/{question_id}.txt in oq's data directory."
+        )
+    }
+}
+
 /// The field closed under the person: raise the notice, and ask the source who settled
 /// the question when the list no longer shows it.
-pub(super) fn interrupt(model: &mut Model, question_id: &str, kept: String, fx: &mut Vec<Effect>) {
+pub(super) fn interrupt(model: &mut Model, question_id: &str, fx: &mut Vec<Effect>) {
     let listed = model
         .queue
         .items
@@ -23,6 +40,8 @@ pub(super) fn interrupt(model: &mut Model, question_id: &str, kept: String, fx: 
         .filter(|q| q.status != "open" || !q.can_answer)
         .cloned();
     let looking_up = listed.is_none();
+    // Until the look-up says otherwise, a question the list no longer shows may be open.
+    let kept = kept(model, question_id, looking_up);
     let what = match listed {
         Some(q) => settled(model.now, &q),
         None => "answered or closed elsewhere (looking up who…)".into(),
@@ -119,6 +138,11 @@ pub(super) fn looked_up(
     result: Result<QuestionItem, String>,
 ) {
     let now = model.now;
+    let answerable = match &result {
+        Ok(q) => q.status == "open" && q.can_answer,
+        Err(_) => false,
+    };
+    let words = kept(model, question_id, answerable);
     let Some(Modal::Interrupted(i)) = &mut model.modal else {
         return;
     };
@@ -130,6 +154,7 @@ pub(super) fn looked_up(
         Ok(q) => settled(now, &q),
         Err(e) => format!("no longer open here (the source says: {e})"),
     };
+    i.kept = words;
     model.dirty = true;
 }
 

@@ -90,12 +90,7 @@ pub(super) fn sync_form(model: &mut Model, fx: &mut Vec<Effect>) {
         && !matches!(model.focus, Focus::Answer | Focus::Choices)
         && !ours(&id)
     {
-        let kept = if model.drafts.contains_key(&id) {
-            "Your text is kept as a draft: it is there when you open that question again."
-        } else {
-            "You had typed nothing yet."
-        };
-        super::interrupt::interrupt(model, &id, kept.into(), fx);
+        super::interrupt::interrupt(model, &id, fx);
     }
 }
 
