@@ -44,7 +44,7 @@ fn accept_shows_what_is_recorded_and_waits_for_the_same_key() {
     assert_eq!(
         asked(&m),
         vec![
-            "Accept the suggestion as the answer to q-1, in dev-a's name: «Pix through the current gateway; cards in the next release»"
+            "Accept the suggestion as the answer to q-1, in your name (dev-a): «Pix through the current gateway; cards in the next release»"
         ]
     );
     let fx = update(&mut m, ch('a'));
@@ -94,7 +94,7 @@ fn enter_confirms_and_esc_cancels() {
     update(&mut m, ch('r'));
     assert_eq!(
         asked(&m),
-        vec!["Record \"I'm ready\" for project loja, in dev-a's name."]
+        vec!["Record \"I'm ready\" for project loja, in your name (dev-a)."]
     );
     let fx = update(&mut m, key(KeyCode::Enter));
     assert_eq!(
@@ -154,7 +154,7 @@ fn dismiss_is_the_authors_and_confirmed() {
     assert!(fx.is_empty());
     assert_eq!(
         asked(&m),
-        vec!["Dismiss q-1: close it without an answer, in dev-a's name."]
+        vec!["Dismiss q-1: close it without an answer, in your name (dev-a)."]
     );
     let fx = update(&mut m, ch('x'));
     assert_eq!(

@@ -108,31 +108,31 @@ fn describe(model: &Model, fx: &[Effect]) -> Vec<String> {
             Effect::Submit {
                 question_id, input, ..
             } if input.aceitar_sugestao == Some(true) => Some(format!(
-                "Accept the suggestion as the answer to {question_id}, in {who}'s name: «{}»",
+                "Accept the suggestion as the answer to {question_id}, in your name ({who}): «{}»",
                 suggestion(question_id)
             )),
             Effect::Submit {
                 question_id, input, ..
             } => Some(format!(
-                "Answer {question_id} in {who}'s name: «{}»",
+                "Answer {question_id} in your name ({who}): «{}»",
                 input.resposta.clone().unwrap_or_default()
             )),
             Effect::Readiness { project, gate } => Some(format!(
-                "Record \"{}\" for project {project}, in {who}'s name.",
+                "Record \"{}\" for project {project}, in your name ({who}).",
                 gate.label()
             )),
             Effect::PauseAuto {
                 question_id,
                 reason,
             } => Some(format!(
-                "Pause the auto-answer of {question_id} (reason: {}), in {who}'s name.",
+                "Pause the auto-answer of {question_id} (reason: {}), in your name ({who}).",
                 reason.as_str()
             )),
             Effect::DelegateNow { question_id } => Some(format!(
-                "Delegate {question_id} now: the bridge sends its auto-answer upstream, in {who}'s name."
+                "Delegate {question_id} now: the bridge sends its auto-answer upstream, in your name ({who})."
             )),
             Effect::Dismiss { question_id, .. } => Some(format!(
-                "Dismiss {question_id}: close it without an answer, in {who}'s name."
+                "Dismiss {question_id}: close it without an answer, in your name ({who})."
             )),
             _ => None,
         })
