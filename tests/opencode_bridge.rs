@@ -54,23 +54,6 @@ fn imported(s: &BridgeServer, session: &str) -> Value {
     .unwrap_or_else(|| panic!("session {session}'s question never showed up in oq"))
 }
 
-/// The texts of the tool results the model received.
-fn tool_results(peer: &Peer) -> Vec<String> {
-    peer.model_requests()
-        .iter()
-        .flat_map(|r| {
-            let roles = r["roles"].as_array().cloned().unwrap_or_default();
-            let texts = r["texts"].as_array().cloned().unwrap_or_default();
-            roles
-                .into_iter()
-                .zip(texts)
-                .filter(|(role, _)| role == "tool")
-                .map(|(_, t)| t.as_str().unwrap_or("").to_string())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 /// Waits until the session is idle upstream (not busy in `GET /session/status`).
 fn wait_idle(peer: &Peer, dir: &str, session: &str) {
     let client = peer.client();
@@ -131,7 +114,7 @@ fn an_agents_question_is_imported_and_answered_through_oq_and_the_agent_continue
     .expect("replied upstream");
     wait_idle(&peer, &dir, &session);
     until(DEADLINE, || {
-        tool_results(&peer)
+        peer.tool_results(0)
             .iter()
             .any(|t| {
                 t.contains("Which queue should the bridged service use?") && t.contains("Rabbit")
@@ -197,7 +180,7 @@ fn auto_delegate_fires_once_after_the_window_and_the_agent_continues() {
     assert_eq!(q["answer"]["answers"], json!([[CONTINUATION_TEXT]]), "{q}");
     wait_idle(&peer, &dir, &session);
     until(DEADLINE, || {
-        tool_results(&peer)
+        peer.tool_results(0)
             .iter()
             .any(|t| {
                 t.contains("Which logger should the auto service use?")
@@ -256,7 +239,8 @@ fn a_manual_answer_racing_the_timer_reaches_upstream_exactly_once() {
         1,
         "exactly one POST upstream"
     );
-    let answers: Vec<String> = tool_results(&peer)
+    let answers: Vec<String> = peer
+        .tool_results(0)
         .into_iter()
         .filter(|t| t.contains("Which cache should the racing service use?"))
         .collect();
@@ -403,7 +387,7 @@ fn an_upstream_restart_loses_nothing_oq_knew_and_later_questions_are_imported() 
     assert_eq!(st, 200, "{b}");
     wait_idle(&peer, &dir, &after);
     until(DEADLINE, || {
-        tool_results(&peer)
+        peer.tool_results(0)
             .iter()
             .any(|t| t.contains("Which region after the restart?") && t.contains("EU"))
             .then_some(())

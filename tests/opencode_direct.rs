@@ -105,23 +105,6 @@ fn ask_json(questions: Value) -> Value {
     json!({ "questions": questions })
 }
 
-/// The tool results the model received (texts of `tool` messages), all requests.
-fn tool_results(peer: &Peer) -> Vec<String> {
-    peer.model_requests()
-        .iter()
-        .flat_map(|r| {
-            let roles = r["roles"].as_array().cloned().unwrap_or_default();
-            let texts = r["texts"].as_array().cloned().unwrap_or_default();
-            roles
-                .into_iter()
-                .zip(texts)
-                .filter(|(role, _)| role == "tool")
-                .map(|(_, t)| t.as_str().unwrap_or("").to_string())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 #[test]
 fn a_question_the_agent_asks_is_answered_from_oq_and_the_agent_continues() {
     let Some(peer) = opencode::shared() else {
@@ -180,7 +163,7 @@ fn a_question_the_agent_asks_is_answered_from_oq_and_the_agent_continues() {
         }
     );
     follower.wait(|e| matches!(e, Event::SessionIdle { session_id } if *session_id == session));
-    let got = tool_results(&peer);
+    let got = peer.tool_results(0);
     assert!(
         got.iter()
             .any(|t| t.contains("Which cache should the lone service use?")
@@ -326,7 +309,7 @@ fn two_questions_one_multi_select_are_checked_locally_then_answered() {
     assert!(matches!(replied, Event::QuestionReplied { ref answers, .. }
         if *answers == vec![vec!["SQLite".to_string()], vec!["Red".into(), "Blue".into()]]));
     follower.wait(|e| matches!(e, Event::SessionIdle { session_id } if *session_id == session));
-    let got = tool_results(&peer);
+    let got = peer.tool_results(0);
     assert!(
         got.iter().any(|t| t.contains("pair project")
             && t.contains("SQLite")
@@ -435,7 +418,7 @@ fn dismissing_from_oq_rejects_upstream() {
     follower.wait(|e| matches!(e, Event::QuestionRejected { request_id, .. } if *request_id == id));
     follower.wait(|e| matches!(e, Event::SessionIdle { session_id } if *session_id == session));
     assert!(
-        tool_results(&peer).iter().all(|t| !t.contains(&session)),
+        peer.tool_results(0).iter().all(|t| !t.contains(&session)),
         "the agent does not resume with an answer"
     );
     assert!(block_on(peer.client().list(&dir)).unwrap().is_empty());

@@ -19,24 +19,6 @@ use serde_json::{Value, json};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-/// The texts of the tool results the model received after the first `skip` requests.
-fn tool_results(peer: &opencode::Peer, skip: usize) -> Vec<String> {
-    peer.model_requests()
-        .iter()
-        .skip(skip)
-        .flat_map(|r| {
-            let roles = r["roles"].as_array().cloned().unwrap_or_default();
-            let texts = r["texts"].as_array().cloned().unwrap_or_default();
-            roles
-                .into_iter()
-                .zip(texts)
-                .filter(|(role, _)| role == "tool")
-                .map(|(_, t)| t.as_str().unwrap_or("").to_string())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
 #[test]
 fn the_options_form_answers_a_real_agent() {
     let Some(peer) = opencode::shared() else {
@@ -106,7 +88,7 @@ fn the_options_form_answers_a_real_agent() {
     // The model received the answers as the question tool's result: the chosen labels,
     // and none of the others.
     let seen = opencode::wait_for(|| {
-        tool_results(&peer, asked_before)
+        peer.tool_results(asked_before)
             .into_iter()
             .find(|t| t.contains("TUI project"))
     })
@@ -225,7 +207,7 @@ fn typing_in_the_form_holds_the_auto_delegate_and_the_typed_answer_is_the_one_po
         "{q}"
     );
     opencode::wait_for(|| {
-        tool_results(&peer, asked_before)
+        peer.tool_results(asked_before)
             .into_iter()
             .find(|t| t.contains("Redis streams, we run it"))
     })

@@ -214,3 +214,20 @@ pub fn decisao(declared: Event, answered: Event, at: i64, seq: i64) -> Option<De
         _ => None,
     }
 }
+
+/// How many columns a select list names: its commas outside parentheses, plus one. For
+/// the dialects' tests that keep a column index after `QUESTION_COLUMNS` true.
+#[cfg(test)]
+pub(crate) fn select_columns(list: &str) -> usize {
+    let mut depth = 0i32;
+    let mut columns = 1;
+    for c in list.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => columns += 1,
+            _ => {}
+        }
+    }
+    columns
+}

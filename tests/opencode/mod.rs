@@ -448,6 +448,25 @@ impl Drop for Peer {
 }
 
 impl Peer {
+    /// The texts of the tool results (`tool` messages) the model received, in the model
+    /// requests after the first `skip`.
+    pub fn tool_results(&self, skip: usize) -> Vec<String> {
+        self.model_requests()
+            .iter()
+            .skip(skip)
+            .flat_map(|r| {
+                let roles = r["roles"].as_array().cloned().unwrap_or_default();
+                let texts = r["texts"].as_array().cloned().unwrap_or_default();
+                roles
+                    .into_iter()
+                    .zip(texts)
+                    .filter(|(role, _)| role == "tool")
+                    .map(|(_, t)| t.as_str().unwrap_or("").to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
     /// The pid of the running `opencode serve` (not its watchdog shell), for a test that
     /// stops and continues it (SIGSTOP/SIGCONT) to play an upstream that hangs.
     pub fn server_pid(&self) -> u32 {

@@ -85,17 +85,7 @@ pub(super) fn session_from(project_id: String, event: Event) -> Result<Session, 
 mod tests {
     #[test]
     fn after_question_counts_the_question_columns() {
-        // Commas outside parentheses separate the columns.
-        let mut depth = 0i32;
-        let mut columns = 1;
-        for c in super::QUESTION_COLUMNS.chars() {
-            match c {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                ',' if depth == 0 => columns += 1,
-                _ => {}
-            }
-        }
+        let columns = crate::engine::fold::select_columns(super::QUESTION_COLUMNS);
         assert_eq!(
             columns,
             super::AFTER_QUESTION,
