@@ -53,7 +53,9 @@ pub fn parse_utc(text: &str) -> Result<i64, OqError> {
     let bad = |why: &str| {
         OqError::invalid(
             ErrorCode::InvalidDate,
-            format!("date {text:?}: {why} (expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC)"),
+            format!(
+                "date {text:?}: {why} (expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.mmm]Z, UTC)"
+            ),
         )
     };
     let (date, time) = match text.split_once('T') {
@@ -173,6 +175,7 @@ mod tests {
             let e = parse_utc(text).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidDate, "{text}");
             assert!(e.to_string().contains(why), "{text}: {e}");
+            assert!(e.to_string().contains("[.mmm]Z"), "the forms it takes: {e}");
         }
     }
 }
