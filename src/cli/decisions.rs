@@ -18,7 +18,7 @@ pub struct DecisionsArgs {
     /// Only decisions with every word of TEXT in their question, suggestion or answer.
     #[arg(long, value_name = "TEXT")]
     pub search: Option<String>,
-    /// Only decisions made at or after this UTC date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ).
+    /// Only decisions made at or after this UTC date (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.mmm]Z).
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
     /// Only questions that affect this: task:ID, story:ID or rule:ID.
