@@ -114,7 +114,7 @@ fn a_persons_pause_survives_a_restart_and_nothing_is_posted_past_the_old_deadlin
     let dir = peer.directory("truth-pause");
     let keep = tempfile::tempdir().unwrap();
     let data = keep.path().join("data");
-    let window = 3;
+    let window = 6;
     let dirs = [dir.as_str()];
     let up = Upstreamed {
         window_seconds: window,

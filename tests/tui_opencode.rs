@@ -112,7 +112,8 @@ fn typing_in_the_form_holds_the_auto_delegate_and_the_typed_answer_is_the_one_po
         return;
     };
     let dir = peer.directory("tui-typing");
-    let window = 2;
+    // Long enough for the TUI to start and open the form on a loaded machine.
+    let window = 8;
     let s = BridgeServer::start(
         &Upstreamed {
             window_seconds: window,
