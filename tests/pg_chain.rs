@@ -142,9 +142,14 @@ fn a_database_from_before_the_chain_is_chained_once_by_migrate() {
     }
     let db = common_pg::shared().database();
     filled(&db);
-    // Back to version 2: no chain column, as the previous binary left it.
+    // Back to version 2, as the binary of that version left it: no chain column (v3),
+    // and no asker column in the open set (v4).
     db.client(&db.owner)
-        .batch_execute("ALTER TABLE oq.events DROP COLUMN chain; UPDATE oq.meta SET version = 2;")
+        .batch_execute(
+            "ALTER TABLE oq.events DROP COLUMN chain;
+             ALTER TABLE oq.open_questions DROP COLUMN autor;
+             UPDATE oq.meta SET version = 2;",
+        )
         .unwrap();
     postgres::migrate(&db.owner_target(), Some(&db.app)).unwrap();
     let (code, report) = verify(&db);
