@@ -115,11 +115,7 @@ mod tests {
 
     /// How SQLite runs `sql`: its query plan's lines.
     fn how(conn: &Connection, (sql, params): &Sql) -> String {
-        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-        let rows = stmt
-            .query_map(&*bound(params), |r| r.get::<_, String>(3))
-            .unwrap();
-        rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+        super::super::questions::query_plan(conn, sql, params)
     }
 
     /// The newest page walks a project's settlements backwards through their index and

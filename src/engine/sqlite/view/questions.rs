@@ -149,6 +149,18 @@ pub(super) fn bound(params: &[(String, Value)]) -> Vec<(&str, &dyn rusqlite::ToS
         .collect()
 }
 
+/// How SQLite runs `sql`: its query plan's lines, for the tests that hold a query to
+/// its index.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(super) fn query_plan(conn: &Connection, sql: &str, params: &[(String, Value)]) -> String {
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let rows = stmt
+        .query_map(&*bound(params), |r| r.get::<_, String>(3))
+        .unwrap();
+    rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+}
+
 pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
     let plan = Plan::new(conn, q)?;
     // A search is counted to one past the cap and stops there (`SEARCH_TOTAL_CAP`).
@@ -230,14 +242,6 @@ mod tests {
                            'autor', CASE i % 2 WHEN 0 THEN 'po' ELSE 'criativo' END)
           FROM n";
 
-    fn how(conn: &Connection, sql: &str, params: &[(String, Value)]) -> String {
-        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-        let rows = stmt
-            .query_map(&*bound(params), |r| r.get::<_, String>(3))
-            .unwrap();
-        rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
-    }
-
     /// A word more rows hold than the cap is tested per row (unless it has letters
     /// beyond ASCII); the rarest word under the cap drives the query through the index.
     /// Per row or by asker, the first page walks the open set's own index in the sort's
@@ -270,7 +274,7 @@ mod tests {
             };
             let plan = Plan::new(&conn, &q).unwrap();
             let (sql, params) = page_sql(&plan, &q);
-            let how = how(&conn, &sql, &params);
+            let how = query_plan(&conn, &sql, &params);
             assert!(how.contains(index), "{sort:?}: {how}");
             assert!(!how.contains("TEMP B-TREE"), "{sort:?} sorts: {how}");
         }
