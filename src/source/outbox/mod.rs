@@ -135,12 +135,15 @@ fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     ))
 }
 
+/// How long an outbox open waits on another process's lock before it fails.
+const BUSY_WAIT: Duration = Duration::from_secs(30);
+
 /// Switches a new outbox file to WAL. Two processes making the same fresh file WAL at once
 /// can get SQLITE_BUSY without the busy handler being called (SQLite refuses to wait
 /// where waiting could deadlock), so the switch is retried for as long as the busy
 /// timeout would have waited.
 fn wal_mode(conn: &Connection) -> rusqlite::Result<()> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let deadline = std::time::Instant::now() + BUSY_WAIT;
     loop {
         match conn.pragma_update(None, "journal_mode", "WAL") {
             Err(rusqlite::Error::SqliteFailure(e, _))
@@ -179,7 +182,7 @@ impl Outbox {
             })?;
         let conn = Connection::open(&path).map_err(db)?;
         // Many `oq answer` processes may share the file: wait on a lock, never fail on it.
-        conn.busy_timeout(Duration::from_secs(30)).map_err(db)?;
+        conn.busy_timeout(BUSY_WAIT).map_err(db)?;
         wal_mode(&conn).map_err(db)?;
         // The row is on disk before the caller is told "queued".
         conn.pragma_update(None, "synchronous", "FULL")
