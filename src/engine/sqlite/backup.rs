@@ -66,7 +66,7 @@ impl SqliteStore {
         })?;
         let mut dest = Connection::open(temp).map_err(|e| fault::classify_at(temp, 0, e))?;
         {
-            let source = self.reader();
+            let source = self.reader()?;
             let backup = rusqlite::backup::Backup::new(&source, &mut dest)
                 .map_err(|e| fault::classify_at(temp, 0, e))?;
             // Every page in one step: one read snapshot, never restarted by a write.

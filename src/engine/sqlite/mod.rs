@@ -23,6 +23,7 @@ mod health;
 mod init;
 mod open;
 pub mod raw;
+mod readers;
 mod schema;
 pub(crate) mod verify;
 mod vfs;
@@ -30,8 +31,7 @@ mod view;
 mod writer;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, TransactionBehavior};
@@ -46,6 +46,7 @@ pub use fault::busy_timeout;
 use health::Health;
 pub use health::Standing;
 pub use init::Initialised;
+use readers::Readers;
 pub use schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 pub use verify::{Break, Head, Tamper, Verified};
 use view::SqliteView;
@@ -53,10 +54,6 @@ use writer::Writer;
 
 /// The file name of the store inside the data dir.
 pub const STORE_FILE: &str = "oq.sqlite3";
-
-/// Read connections per process: reads never wait behind a write batch, and with WAL each
-/// sees only committed data.
-const READERS: usize = 3;
 
 /// The WAL file's size past which it is cut back (`journal_size_limit`, and a TRUNCATE
 /// checkpoint in `checkpoint.rs`); `OQ_STORE_WAL_LIMIT_BYTES` overrides it.
@@ -83,8 +80,7 @@ pub enum Flush {
 
 pub struct SqliteStore {
     writer: Writer,
-    readers: Vec<Mutex<Connection>>,
-    next_reader: AtomicUsize,
+    readers: Readers,
     path: PathBuf,
     health: Arc<Health>,
     /// `(from, to)` when this open brought the schema forward.
@@ -143,12 +139,6 @@ impl SqliteStore {
     fn open_existing(path: &Path) -> Result<Self, OqError> {
         let mut conn = open_connection(path)?;
         let migrated = open::migrate_if_behind(&mut conn, path)?;
-        let mut readers = Vec::with_capacity(READERS);
-        for _ in 0..READERS {
-            let reader = open_connection(path)?;
-            reader.pragma_update(None, "query_only", "ON")?;
-            readers.push(Mutex::new(reader));
-        }
         let health = Arc::new(Health::new(path));
         // Guards dropped or altered by hand: oq does not write into such a store.
         let altered = check::schema::differences(&conn).map_err(|e| fault::classify(&conn, e))?;
@@ -157,8 +147,7 @@ impl SqliteStore {
         }
         Ok(SqliteStore {
             writer: Writer::new(conn, None, health.clone())?,
-            readers,
-            next_reader: AtomicUsize::new(0),
+            readers: Readers::new(path),
             path: path.to_path_buf(),
             health,
             migrated,
@@ -197,7 +186,7 @@ impl SqliteStore {
 
     fn snapshot<T>(&self, f: impl FnOnce(&Connection) -> Result<T, OqError>) -> Result<T, OqError> {
         self.health.readable()?;
-        let mut conn = self.reader();
+        let mut conn = self.reader()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let out = f(&tx)?;
         tx.finish()?;
@@ -231,7 +220,6 @@ impl SqliteStore {
         let SqliteStore {
             writer,
             readers,
-            next_reader,
             path,
             health,
             migrated,
@@ -240,25 +228,28 @@ impl SqliteStore {
         Ok(SqliteStore {
             writer: Writer::new(conn, Some((wal, checkpoints)), health.clone())?,
             readers,
-            next_reader,
             path,
             health,
             migrated,
         })
     }
 
-    /// A read connection, round robin; a poisoned one is still usable (reads hold no
-    /// transaction across a panic that matters: `finish` ends it).
-    fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
-        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len();
-        self.readers[i].lock().unwrap_or_else(|p| p.into_inner())
+    /// A read connection (`readers.rs`: opened on first need).
+    fn reader(&self) -> Result<readers::Reader<'_>, OqError> {
+        self.readers.get()
+    }
+
+    /// How many read connections this process has open and idle.
+    #[cfg(test)]
+    pub fn readers_open(&self) -> usize {
+        self.readers.opened()
     }
 }
 
 impl Store for SqliteStore {
     fn read<T>(&self, f: impl FnOnce(&dyn StoreView) -> Result<T, OqError>) -> Result<T, OqError> {
         self.health.readable()?;
-        let mut conn = self.reader();
+        let mut conn = self.reader()?;
         // A deferred transaction gives every query of `f` the same snapshot.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let out = f(&SqliteView::new(&tx))?;
