@@ -29,6 +29,9 @@ pub struct DecisionsArgs {
     /// (`--source` is the global flag that names where oq works.)
     #[arg(long = "decision-source", value_name = "HOW")]
     pub decision_source: Option<String>,
+    /// Only questions this agent asked (their `autor`).
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
     /// One row per decision, comma-separated, quoted where needed (RFC 4180).
     #[arg(long)]
     pub csv: bool,
@@ -73,6 +76,7 @@ pub async fn run(ctx: &Context, a: DecisionsArgs) -> Result<i32, OqError> {
         a.affects.as_deref(),
         a.decision_source.as_deref(),
     )?
+    .by_agent(a.agent.as_deref())?
     .after(a.cursor.as_deref())
     .limit(a.limit);
     let mut list = ctx.source.decisions(ctx.project_filter(), &query).await?;

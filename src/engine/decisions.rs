@@ -77,6 +77,8 @@ pub struct DecisionQuery {
     pub since: Option<i64>,
     pub affects: Option<Affects>,
     pub source: Option<DecisionSource>,
+    /// Only questions this agent asked (the declaration's `autor`).
+    pub agent: Option<String>,
     /// What the previous page returned; `None` for the first.
     pub cursor: Option<String>,
     pub limit: usize,
@@ -106,6 +108,20 @@ impl DecisionQuery {
             source: source.map(parse_source).transpose()?,
             ..DecisionQuery::new()
         })
+    }
+
+    /// Only questions `agent` asked; an empty, long or unprintable name is refused.
+    pub fn by_agent(mut self, agent: Option<&str>) -> Result<DecisionQuery, OqError> {
+        if let Some(a) = agent {
+            if a.is_empty() || a.chars().count() > 200 || a.chars().any(char::is_control) {
+                return Err(OqError::invalid(
+                    ErrorCode::InvalidId,
+                    format!("agent {a:?}: an empty, long or unprintable name"),
+                ));
+            }
+            self.agent = Some(a.to_string());
+        }
+        Ok(self)
     }
 
     pub fn after(mut self, cursor: Option<&str>) -> DecisionQuery {

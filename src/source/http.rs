@@ -236,6 +236,7 @@ impl Source for HttpSource {
             ("since", q.since.map(crate::domain::date::format_utc_exact)),
             ("affects", q.affects.as_ref().map(|a| a.encode())),
             ("source", q.source.map(|s| s.as_str().to_string())),
+            ("agent", q.agent.clone()),
         ];
         query.extend(parts.into_iter().filter_map(|(k, v)| Some((k, v?))));
         self.send(

@@ -105,6 +105,14 @@ pub enum Effect {
         text: String,
     },
     Quit,
+    /// A page of the decision history (`Source::decisions`) in `project` (or the
+    /// projects in view), replied to with [`Msg::Decisions`] under `id`.
+    LoadDecisions {
+        id: u64,
+        project: Option<String>,
+        query: crate::engine::DecisionQuery,
+        append: bool,
+    },
 }
 
 /// Everything `update` reacts to. Errors arrive as their one-line text.
@@ -184,6 +192,12 @@ pub enum Msg {
     /// a submission or a hand-over).
     Outbox {
         entries: Vec<Entry>,
+    },
+    /// The reply to [`Effect::LoadDecisions`].
+    Decisions {
+        id: u64,
+        append: bool,
+        page: Result<QuestionList, String>,
     },
 }
 

@@ -49,12 +49,17 @@ pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         model.show_outbox = false;
         return;
     }
+    if super::decisions::screen_key(model, k, fx) {
+        return;
+    }
     match model.focus {
         Focus::Search => search_key(model, k, fx),
         Focus::Answer => field_key(model, k, fx),
         Focus::Choices => choices_key(model, k, fx),
         Focus::Queue | Focus::Waiting | Focus::Question => {
-            if let Some(action) = model.keymap.normal(k) {
+            if let Some(action) = model.keymap.normal(k)
+                && !super::triage::action(model, action, fx)
+            {
                 act(model, action, fx);
             }
         }
@@ -364,6 +369,9 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         // The field's and the options form's: never looked up in the panes' map.
         Action::Submit | Action::Newline | Action::Undo | Action::Redo => {}
         Action::Pick | Action::Next => {}
+        Action::Decisions => super::decisions::open(model, fx),
+        // Triage's (`triage::action`), outside the queue pane they do nothing.
+        Action::Mark | Action::Visual => {}
     }
     if matches!(action, Action::Down | Action::PageDown) && model.focus == Focus::Queue {
         super::paging::maybe_load_more(model, fx);
@@ -393,6 +401,9 @@ fn jump_to_waiting(model: &mut Model, fx: &mut Vec<Effect>) {
 /// Pasted text goes to whatever is being typed in; elsewhere it is ignored.
 pub(super) fn paste(model: &mut Model, text: &str, fx: &mut Vec<Effect>) {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    if model.decisions.open && model.decisions.editing.is_some() {
+        return super::decisions::paste(model, &text);
+    }
     match model.focus {
         Focus::Answer => {
             if let Some(form) = &mut model.form {

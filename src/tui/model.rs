@@ -225,6 +225,10 @@ pub struct Model {
     pub seen_open: Option<HashSet<String>>,
     /// The outbox overlay (`view/outbox.rs`): any key closes it.
     pub show_outbox: bool,
+    /// The marks, and a bulk action's review or report (`triage/`).
+    pub triage: super::triage::Triage,
+    /// The Decisions view (`decisions/`), kept while closed with its filter.
+    pub decisions: super::decisions::DecisionsView,
     pub keymap: Keymap,
     pub behaviour: Behaviour,
     pub quit: bool,
@@ -279,6 +283,8 @@ impl Model {
             show_outbox: false,
             seen_open: None,
             settled_elsewhere: HashMap::new(),
+            triage: Default::default(),
+            decisions: Default::default(),
             keymap,
             behaviour: Behaviour::default(),
             quit: false,

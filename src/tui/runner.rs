@@ -265,6 +265,21 @@ impl<S: Source + Clone + 'static> Runner<S> {
             // The terminal's, run by `run_all`; none is run on the way out.
             Effect::Bell | Effect::Notify { .. } | Effect::OpenEditor { .. } => {}
             Effect::Quit => {}
+            Effect::LoadDecisions {
+                id,
+                project: asked,
+                query,
+                append,
+            } => {
+                tokio::spawn(async move {
+                    let project = asked.or(project);
+                    let page = source
+                        .decisions(project.as_deref(), &query)
+                        .await
+                        .map_err(text);
+                    let _ = tx.send(Msg::Decisions { id, append, page });
+                });
+            }
         }
     }
 }

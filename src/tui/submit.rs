@@ -23,6 +23,18 @@ use crate::wire::QuestionItem;
 pub(super) fn submit(model: &mut Model, input: AnswerInput, fx: &mut Vec<Effect>) {
     let Some(q) = model.current() else { return };
     let (question_id, project) = (q.question_id.clone(), q.project_id.clone());
+    submit_to(model, &question_id, &project, input, fx);
+}
+
+/// Sends `input` as the answer to `question_id` (a triage run's, one at a time).
+pub(super) fn submit_to(
+    model: &mut Model,
+    question_id: &str,
+    project: &str,
+    input: AnswerInput,
+    fx: &mut Vec<Effect>,
+) {
+    let (question_id, project) = (question_id.to_string(), project.to_string());
     model.submit_seq += 1;
     let id = model.submit_seq;
     let key = format!("{}-{id}", model.client_nonce);
@@ -104,7 +116,7 @@ pub(super) fn remove_draft(model: &mut Model, question_id: &str, fx: &mut Vec<Ef
 
 /// The answer left its form: the field or the options form closes, the focus goes back
 /// to the queue.
-fn close_forms(model: &mut Model, question_id: &str) {
+pub(super) fn close_forms(model: &mut Model, question_id: &str) {
     if model
         .form
         .as_ref()

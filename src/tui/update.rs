@@ -24,6 +24,7 @@ pub fn init(model: &mut Model) -> Vec<Effect> {
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     let mut fx = step(model, msg);
+    super::triage::run::follow(model, &mut fx);
     super::interaction::follow_interaction(model, &mut fx);
     fx
 }
@@ -58,6 +59,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     model.queue.cursor = list.cursor;
                     model.queue.loaded_once = true;
                     model.reselect();
+                    super::triage::prune(model);
                     if model.queue.to_end {
                         super::paging::continue_to_end(model, &mut fx);
                     }
@@ -95,8 +97,17 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             id,
             question_id,
             result,
-        } => super::submit::answered(model, id, &question_id, result.map(|q| *q), &mut fx),
-        Msg::Queued { id, question_id } => super::submit::queued(model, id, &question_id),
+        } => {
+            let result = result.map(|q| *q);
+            if !super::triage::run::answered(model, id, &question_id, &result, &mut fx) {
+                super::submit::answered(model, id, &question_id, result, &mut fx);
+            }
+        }
+        Msg::Queued { id, question_id } => {
+            if !super::triage::run::queued(model, id, &question_id, &mut fx) {
+                super::submit::queued(model, id, &question_id);
+            }
+        }
         Msg::LookedUp {
             question_id,
             result,
@@ -110,6 +121,9 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             result,
         } => {
             model.dirty = true;
+            if super::triage::run::dismissed(model, &question_id, &result, &mut fx) {
+                return fx;
+            }
             match result {
                 Ok(()) => {
                     info(model, format!("dismissed {question_id}"));
@@ -156,6 +170,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
         Msg::Quit => fx = abort_open_work(model, &ExitReason::Teardown(Teardown::Quit)),
         Msg::End(reason) => fx = abort_open_work(model, &reason),
         Msg::Outbox { entries } => super::outbox::snapshot(model, entries, &mut fx),
+        Msg::Decisions { id, append, page } => super::decisions::loaded(model, id, append, page),
     }
     fx
 }

@@ -47,6 +47,10 @@ pub(super) fn decisions_sql(
         let derived = settled_source();
         filter.push_str(&format!(" AND {derived} = ${n}"));
     }
+    if let Some(agent) = &q.agent {
+        let n = push(&mut params, Param::Text(agent.clone()));
+        filter.push_str(&format!(" AND (d.payload->>'autor') = ${n}"));
+    }
     search_filter(q.search.as_ref(), &mut filter, &mut params);
     let count = format!("SELECT count(*) FROM {FROM} WHERE {filter}");
     let count_params = params.clone();

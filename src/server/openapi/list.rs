@@ -55,12 +55,13 @@ pub(super) fn decisions_op() -> Value {
         with(
             project_errors(&[(
                 "422",
-                "a bad search, date, affects, decision source, limit or cursor (`invalid_search`, `invalid_date`, `invalid_affects`, `invalid_decision_source`, `invalid_limit`, `invalid_cursor`), or an unknown query field",
+                "a bad search, date, affects, decision source, agent, limit or cursor (`invalid_search`, `invalid_date`, `invalid_affects`, `invalid_decision_source`, `invalid_id`, `invalid_limit`, `invalid_cursor`), or an unknown query field",
                 &[
                     C::InvalidSearch,
                     C::InvalidDate,
                     C::InvalidAffects,
                     C::InvalidDecisionSource,
+                    C::InvalidId,
                     C::InvalidLimit,
                     C::InvalidCursor,
                     C::InvalidQuery,
@@ -80,6 +81,8 @@ pub(super) fn decisions_op() -> Value {
           "description": "only questions whose `afeta` names this rule, story or task (`task:ID`)" },
         { "name": "source", "in": "query", "schema": { "type": "string", "enum": sources },
           "description": "only decisions made this way (`invalid_decision_source` for another)" },
+        { "name": "agent", "in": "query", "schema": { "type": "string", "minLength": 1, "maxLength": 200 },
+          "description": "only questions this agent asked (the declaration's `autor`; `invalid_id` for an empty, long or unprintable name)" },
         { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": PAGE_LIMIT, "default": PAGE_LIMIT } },
         { "name": "cursor", "in": "query", "schema": { "type": "string" }, "description": "the `cursor` of the previous page (`invalid_cursor` otherwise)" }
     ]);

@@ -25,6 +25,8 @@ pub struct DecisionParams {
     affects: Option<String>,
     /// A `decisionSource`.
     source: Option<String>,
+    /// Who asked: the declaration's `autor`.
+    agent: Option<String>,
     // A string, so a bad number is refused with our own words.
     limit: Option<String>,
     cursor: Option<String>,
@@ -39,6 +41,7 @@ impl DecisionParams {
             self.affects.as_deref(),
             self.source.as_deref(),
         )?
+        .by_agent(self.agent.as_deref())?
         .after(self.cursor.as_deref())
         .limit(limit);
         query.checked_limit()?;

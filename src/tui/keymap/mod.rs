@@ -49,6 +49,11 @@ pub enum Action {
     DelegateNow,
     Dismiss,
     Outbox,
+    /// The Decisions view.
+    Decisions,
+    /// Triage: mark the selected question, or a visual range.
+    Mark,
+    Visual,
     Help,
     Back,
     Quit,

@@ -31,6 +31,10 @@ pub enum When {
     Field,
     /// In an options form.
     Options,
+    /// In the Decisions view.
+    Decisions,
+    /// In the panes, with questions marked for a bulk action.
+    Marked,
 }
 
 /// One row of the table.
@@ -72,21 +76,21 @@ pub const TABLE: &[Row] = &[
         Normal,
         &["?", "f1"],
         "this help",
-        &[(W::Panes, "help")],
+        &[(W::Panes, "help"), (W::Decisions, "help")],
     ),
     row(
         A::Down,
         Normal,
         &["j", "down"],
         "move down",
-        &[(W::Panes, "move")],
+        &[(W::Panes, "move"), (W::Decisions, "move")],
     ),
     row(
         A::Up,
         Normal,
         &["k", "up"],
         "move up",
-        &[(W::Panes, "move")],
+        &[(W::Panes, "move"), (W::Decisions, "move")],
     ),
     row(
         A::PageDown,
@@ -102,8 +106,8 @@ pub const TABLE: &[Row] = &[
         A::Accept,
         Normal,
         &["a"],
-        "accept the suggestion (asks first)",
-        &[(W::Acceptable, "accept")],
+        "accept the suggestion, or the marked ones' (asks first)",
+        &[(W::Acceptable, "accept"), (W::Marked, "accept marked")],
     ),
     row(
         A::Answer,
@@ -127,7 +131,13 @@ pub const TABLE: &[Row] = &[
         "filter, the other way round",
         &[],
     ),
-    row(A::Search, Normal, &["/"], "search", &[(W::Panes, "search")]),
+    row(
+        A::Search,
+        Normal,
+        &["/"],
+        "search (in Decisions: the filter line)",
+        &[(W::Panes, "search"), (W::Decisions, "filter")],
+    ),
     row(A::Sort, Normal, &["s"], "sort", &[]),
     row(
         A::NextPane,
@@ -155,9 +165,15 @@ pub const TABLE: &[Row] = &[
         Normal,
         &["J"],
         "scroll the question down",
-        &[],
+        &[(W::Decisions, "scroll")],
     ),
-    row(A::ScrollUp, Normal, &["K"], "scroll the question up", &[]),
+    row(
+        A::ScrollUp,
+        Normal,
+        &["K"],
+        "scroll the question up",
+        &[(W::Decisions, "scroll")],
+    ),
     row(
         A::ImReady,
         Normal,
@@ -190,7 +206,28 @@ pub const TABLE: &[Row] = &[
         A::Dismiss,
         Normal,
         &["x"],
-        "dismiss without an answer, its author (asks first)",
+        "dismiss without an answer, or the marked (asks first)",
+        &[(W::Marked, "dismiss marked")],
+    ),
+    row(
+        A::Mark,
+        Normal,
+        &["space"],
+        "mark / unmark the question for a bulk accept/dismiss",
+        &[(W::Marked, "mark")],
+    ),
+    row(
+        A::Visual,
+        Normal,
+        &["V"],
+        "mark a range: V, move, V or space (esc drops it)",
+        &[],
+    ),
+    row(
+        A::Decisions,
+        Normal,
+        &["D"],
+        "Decisions: every answered or closed question",
         &[],
     ),
     row(
@@ -205,7 +242,7 @@ pub const TABLE: &[Row] = &[
         Normal,
         &["esc"],
         "back / close",
-        &[(W::Options, "leave")],
+        &[(W::Options, "leave"), (W::Decisions, "back")],
     ),
     row(
         A::Quit,

@@ -16,6 +16,20 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
         return;
     }
     let width = area.width as usize;
+    if let Some(text) = model
+        .decisions
+        .editing
+        .as_ref()
+        .filter(|_| model.decisions.open)
+    {
+        let line = Line::from(vec![
+            Span::styled(" filter ", theme.key_hint),
+            Span::raw(super::clip(text, width.saturating_sub(9))),
+            Span::styled("▏", theme.focus),
+        ]);
+        frame.render_widget(Paragraph::new(line), area);
+        return;
+    }
     if model.focus == Focus::Search {
         let line = Line::from(vec![
             Span::styled(" / ", theme.key_hint),
@@ -61,6 +75,7 @@ fn pairs(model: &Model) -> Vec<(String, &'static str)> {
     let (home, now) = match model.focus {
         Focus::Answer => (Place::Field, vec![When::Field]),
         Focus::Choices => (Place::Options, vec![When::Options]),
+        _ if model.decisions.open => (Place::Normal, vec![When::Decisions]),
         _ => {
             let q = model
                 .current()
@@ -69,7 +84,10 @@ fn pairs(model: &Model) -> Vec<(String, &'static str)> {
             if q.is_some() {
                 now.push(When::Answerable);
             }
-            if q.is_some_and(|q| q.sugestao.is_some() && q.prompts.is_empty()) {
+            // With marks, the accept key is the marked ones' (`triage`).
+            if !model.triage.marks.is_empty() {
+                now.push(When::Marked);
+            } else if q.is_some_and(|q| q.sugestao.is_some() && q.prompts.is_empty()) {
                 now.push(When::Acceptable);
             }
             (Place::Normal, now)

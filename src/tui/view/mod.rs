@@ -9,6 +9,7 @@
 //! either the queues or the question, following the focus.
 
 mod banner;
+mod decisions;
 mod form;
 mod help;
 mod hints;
@@ -17,6 +18,7 @@ mod outbox;
 mod question;
 mod queues;
 mod status;
+mod triage;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -36,7 +38,9 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
     status::draw(frame, top, model, theme);
     banner::draw(frame, banner_area, model, theme);
     hints::draw(frame, bottom, model, theme);
-    if area.width >= TWO_COLUMNS {
+    if model.decisions.open {
+        decisions::draw(frame, body, model, theme, area.width >= TWO_COLUMNS);
+    } else if area.width >= TWO_COLUMNS {
         let [left, right] = columns(body);
         queues::draw(frame, left, model, theme);
         detail(frame, right, model, theme);
@@ -50,6 +54,9 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
     }
     if model.show_outbox {
         outbox::draw(frame, area, model, theme);
+    }
+    if let Some(s) = &model.triage.screen {
+        triage::draw(frame, area, model, s, theme);
     }
     if let Some(m) = &model.modal {
         modal::draw(frame, area, m, &model.keymap, theme);

@@ -90,6 +90,10 @@ fn draw_open(
     if !model.search.is_empty() {
         title.push_str(&format!(" · /{}", model.search));
     }
+    let marked = crate::tui::triage::marked_count(model);
+    if marked > 0 {
+        title.push_str(&format!(" · {marked} marked"));
+    }
     let focused = matches!(model.focus, Focus::Queue | Focus::Search);
     let mut b = block(title, focused, theme);
     if waiting_in_footer {
@@ -159,16 +163,19 @@ fn draw_open(
         };
         let text = super::clip(&title, left_w);
         let pad = left_w.saturating_sub(text.chars().count());
+        let marked = crate::tui::triage::is_marked(model, pos);
         let style = if selected && focused {
             theme.selection
-        } else if selected {
+        } else if selected || marked {
             theme.accent
         } else {
             Style::new()
         };
         let right_style = if selected { style } else { theme.muted };
+        // A marked row: `*` after its glyph (triage's bulk accept or dismiss).
+        let gap = if marked { '*' } else { ' ' };
         lines.push(Line::from(vec![
-            Span::styled(format!("{mark} {text}{}", " ".repeat(pad)), style),
+            Span::styled(format!("{mark}{gap}{text}{}", " ".repeat(pad)), style),
             Span::styled(super::clip(&right, right_w), right_style),
         ]));
     }

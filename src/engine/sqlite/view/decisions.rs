@@ -47,11 +47,15 @@ fn plan(
         filter.push_str(&format!(" AND {derived} = :source"));
         params.push((":source".into(), Value::Text(source.as_str().into())));
     }
+    if let Some(agent) = &q.agent {
+        filter.push_str(" AND json_extract(d.payload, '$.autor') = :agent");
+        params.push((":agent".into(), Value::Text(agent.clone())));
+    }
     search_filter("d.seq", q.search.as_ref(), &mut filter, &mut params);
 
-    // Only a search needs the declaration to count: every other filter is the
-    // settlement's own, and the total is then a walk of `events_settled_by_project`.
-    let count_from = if q.search.is_some() {
+    // Only a search or an agent needs the declaration to count: every other filter is
+    // the settlement's own, and the total is then a walk of `events_settled_by_project`.
+    let count_from = if q.search.is_some() || q.agent.is_some() {
         FROM
     } else {
         "events st"
