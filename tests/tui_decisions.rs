@@ -29,6 +29,7 @@ fn the_view_asks_the_history_and_its_filter_line_narrows_it() {
             page: Ok(QuestionList {
                 items: vec![done],
                 total: 1,
+                total_is_lower_bound: false,
                 cursor: None,
             }),
         },

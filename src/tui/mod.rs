@@ -41,6 +41,7 @@ pub mod outbox;
 mod paging;
 mod reload;
 mod runner;
+pub mod screens;
 mod submit;
 pub mod terminal;
 pub mod theme;

@@ -226,9 +226,9 @@ pub struct Model {
     /// The outbox overlay (`view/outbox.rs`): any key closes it.
     pub show_outbox: bool,
     /// The marks, and a bulk action's review or report (`triage/`).
-    pub triage: super::triage::Triage,
+    pub triage: super::screens::triage::Triage,
     /// The Decisions view (`decisions/`), kept while closed with its filter.
-    pub decisions: super::decisions::DecisionsView,
+    pub decisions: super::screens::decisions::DecisionsView,
     pub keymap: Keymap,
     pub behaviour: Behaviour,
     pub quit: bool,

@@ -9,8 +9,6 @@
 //! a reply under another generation is stale. Nothing here records anything: the
 //! writing keys do nothing in this view.
 
-pub mod filter;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::cleanup::{ExitReason, Teardown};
@@ -18,41 +16,12 @@ use super::effect::Effect;
 use super::keymap::Action;
 use super::model::{Model, PAGE};
 use super::notice::error;
-use crate::wire::{QuestionItem, QuestionList};
-use filter::Filter;
+use super::screens::decision_filter as filter;
+pub use super::screens::decisions::DecisionsView;
+use crate::wire::QuestionList;
 
 /// The filter line's ceiling, well above what the search itself takes.
 const FILTER_MAX_CHARS: usize = 1_000;
-
-/// The view's state. It stays in the model while closed, so the filter is there again
-/// when the view opens.
-#[derive(Debug, Clone, Default)]
-pub struct DecisionsView {
-    pub open: bool,
-    pub items: Vec<QuestionItem>,
-    pub total: u64,
-    pub cursor: Option<String>,
-    pub loaded_once: bool,
-    pub loading_more: bool,
-    /// The request in flight or last applied; a reply with another is stale.
-    pub generation: u64,
-    pub selected: usize,
-    /// The detail pane's first line.
-    pub scroll: u16,
-    /// The filter applied, as typed, and parsed.
-    pub filter_text: String,
-    pub filter: Filter,
-    /// The filter line while it is being typed.
-    pub editing: Option<String>,
-    /// Why the history could not be read (a source without one says so).
-    pub error: Option<String>,
-}
-
-impl DecisionsView {
-    pub fn current(&self) -> Option<&QuestionItem> {
-        self.items.get(self.selected)
-    }
-}
 
 /// The `decisions` key in the panes: open the view on its first page.
 pub(super) fn open(model: &mut Model, fx: &mut Vec<Effect>) {
@@ -118,7 +87,7 @@ pub(super) fn loaded(model: &mut Model, id: u64, append: bool, page: Result<Ques
 /// this view. `true` when one of them took the key (the quit key through the cleanup).
 pub(super) fn screen_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) -> bool {
     let quits = if model.triage.screen.is_some() {
-        let hard = super::modal::is_hard_quit(model, k);
+        let hard = super::interrupt::is_hard_quit(model, k);
         if !hard {
             super::triage::review::key(model, k, fx);
         }

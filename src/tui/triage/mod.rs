@@ -12,79 +12,16 @@
 pub mod review;
 pub(super) mod run;
 
-use std::collections::HashSet;
-
 use super::effect::Effect;
 use super::keymap::Action;
 use super::model::Model;
 use super::notice::{error, info};
+pub use super::screens::triage::{Item, Kind, Outcome, Plan, Screen, Stage, Triage};
 use crate::engine::{Sort, StatusFilter};
-pub use review::{Item, Kind, Outcome, Plan, Screen, Stage};
-
-/// The marks, the range being drawn, and the review or report while one is up.
-#[derive(Debug, Clone, Default)]
-pub struct Triage {
-    pub marks: HashSet<String>,
-    /// The visual range's first question, while a range is drawn.
-    pub anchor: Option<String>,
-    pub screen: Option<Screen>,
-}
 
 /// The marked questions now (the range being drawn included), in the queue's order.
 pub fn marked(model: &Model) -> Vec<String> {
-    let range = range(model);
-    model
-        .visible
-        .iter()
-        .enumerate()
-        .filter_map(|(pos, &i)| {
-            let id = &model.queue.items.get(i)?.question_id;
-            (model.triage.marks.contains(id) || range.contains(&pos)).then(|| id.clone())
-        })
-        .collect()
-}
-
-/// How many are marked now (the range being drawn included): the queue's title.
-pub fn marked_count(model: &Model) -> usize {
-    if model.triage.anchor.is_none() {
-        return model.triage.marks.len();
-    }
-    let shown = marked(model);
-    let hidden = model
-        .triage
-        .marks
-        .iter()
-        .filter(|id| !shown.contains(id))
-        .count();
-    shown.len() + hidden
-}
-
-/// Whether the row at `pos` of `visible` shows a mark.
-pub fn is_marked(model: &Model, pos: usize) -> bool {
-    range(model).contains(&pos)
-        || model
-            .visible
-            .get(pos)
-            .and_then(|&i| model.queue.items.get(i))
-            .is_some_and(|q| model.triage.marks.contains(&q.question_id))
-}
-
-/// The positions the range covers: its anchor to the selection.
-fn range(model: &Model) -> std::ops::RangeInclusive<usize> {
-    let anchor = model.triage.anchor.as_ref().and_then(|id| {
-        model.visible.iter().position(|&i| {
-            model
-                .queue
-                .items
-                .get(i)
-                .is_some_and(|q| &q.question_id == id)
-        })
-    });
-    match anchor {
-        Some(a) => a.min(model.selected)..=a.max(model.selected),
-        #[allow(clippy::reversed_empty_ranges)]
-        None => 1..=0,
-    }
+    model.triage.marked(&model.queue.items, model.selected)
 }
 
 /// A key in the panes, before the keymap's action runs: `true` when triage took it.

@@ -19,130 +19,10 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::super::effect::Effect;
-use super::super::keymap::Action;
 use super::super::model::Model;
 use super::super::notice::{error, info};
+pub use super::super::screens::triage::{Item, Kind, Outcome, Plan, Screen, Stage, Waiting};
 use crate::wire::QuestionItem;
-
-/// The bulk action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Accept,
-    Dismiss,
-}
-
-impl Kind {
-    pub fn action(self) -> Action {
-        match self {
-            Kind::Accept => Action::Accept,
-            Kind::Dismiss => Action::Dismiss,
-        }
-    }
-    pub fn verb(self) -> &'static str {
-        match self {
-            Kind::Accept => "Accepting",
-            Kind::Dismiss => "Dismissing",
-        }
-    }
-}
-
-/// What the review says of one question.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
-    /// Recorded on confirmation: what, in words, and the draft it discards.
-    Record {
-        what: String,
-        draft: Option<String>,
-    },
-    Skip(String),
-}
-
-/// What became of one question.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    Sending,
-    Recorded(String),
-    Queued(String),
-    Failed(String),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
-    pub question_id: String,
-    pub project: String,
-    pub pergunta: String,
-    pub plan: Plan,
-    pub outcome: Option<Outcome>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    /// Waiting for the confirming key; `disarmed` once another key came first.
-    Review {
-        disarmed: bool,
-    },
-    Running,
-    Report,
-}
-
-/// The reply the run waits for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Waiting {
-    Submit(u64),
-    Dismiss(String),
-}
-
-#[derive(Debug, Clone)]
-pub struct Screen {
-    pub kind: Kind,
-    pub items: Vec<Item>,
-    pub stage: Stage,
-    pub scroll: u16,
-    pub(super) waiting: Option<Waiting>,
-}
-
-impl Screen {
-    /// How many the review would record.
-    pub fn to_record(&self) -> usize {
-        self.items
-            .iter()
-            .filter(|i| matches!(i.plan, Plan::Record { .. }))
-            .count()
-    }
-    /// "2 accepted · 1 failed · 1 skipped": the report's count.
-    pub fn summary(&self) -> String {
-        let done = match self.kind {
-            Kind::Accept => "accepted",
-            Kind::Dismiss => "dismissed",
-        };
-        let count = |f: &dyn Fn(&Item) -> bool| self.items.iter().filter(|i| f(i)).count();
-        let parts = [
-            (
-                count(&|i| matches!(i.outcome, Some(Outcome::Recorded(_)))),
-                done,
-            ),
-            (
-                count(&|i| matches!(i.outcome, Some(Outcome::Queued(_)))),
-                "queued",
-            ),
-            (
-                count(&|i| matches!(i.outcome, Some(Outcome::Failed(_)))),
-                "failed",
-            ),
-            (count(&|i| matches!(i.plan, Plan::Skip(_))), "skipped"),
-        ];
-        let words: Vec<String> = parts
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, w)| format!("{n} {w}"))
-            .collect();
-        if words.is_empty() {
-            "nothing recorded".into()
-        } else {
-            words.join(" · ")
-        }
-    }
-}
 
 /// With marks, the accept or dismiss key: the review of every marked question.
 pub(crate) fn open(model: &mut Model, kind: Kind) {
@@ -240,7 +120,7 @@ fn draft(model: &Model, q: &QuestionItem) -> Option<String> {
         .get(&q.question_id)
         .filter(|d| !d.trim().is_empty())?;
     Some(if q.prompts.is_empty() {
-        super::super::modal::clip(d, 60)
+        super::super::words::clip(d, 60)
     } else {
         super::super::choices::draft_summary(d)
     })

@@ -27,7 +27,7 @@ pub(super) fn next(model: &mut Model, fx: &mut Vec<Effect>) {
         s.waiting = None;
         let text = format!("{} — the report lists each question", s.summary());
         info(model, text);
-        fx.extend(super::super::update::reload(model));
+        fx.extend(super::super::reload::reload(model));
         return;
     };
     let item = &mut s.items[at];

@@ -90,7 +90,9 @@ fn draw_open(
     if !model.search.is_empty() {
         title.push_str(&format!(" · /{}", model.search));
     }
-    let marked = crate::tui::triage::marked_count(model);
+    let marked = model
+        .triage
+        .marked_count(&model.queue.items, model.selected);
     if marked > 0 {
         title.push_str(&format!(" · {marked} marked"));
     }
@@ -163,7 +165,9 @@ fn draw_open(
         };
         let text = super::clip(&title, left_w);
         let pad = left_w.saturating_sub(text.chars().count());
-        let marked = crate::tui::triage::is_marked(model, pos);
+        let marked = model
+            .triage
+            .is_marked(&model.queue.items, model.selected, pos);
         let style = if selected && focused {
             theme.selection
         } else if selected || marked {

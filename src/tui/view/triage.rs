@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use crate::tui::model::Model;
+use crate::tui::screens::triage::{Kind, Outcome, Plan, Screen, Stage};
 use crate::tui::theme::Theme;
-use crate::tui::triage::{Kind, Outcome, Plan, Screen, Stage};
 
 pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, s: &Screen, theme: &Theme) {
     let w = area.width.saturating_sub(2).min(100);
