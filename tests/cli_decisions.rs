@@ -24,7 +24,8 @@ struct Seeded {
 }
 
 /// In `loja`: an accepted suggestion (affecting a task), a typed answer with commas,
-/// quotes and a newline, a dismissal; and one question left open.
+/// quotes and a newline (the architect's question; the others are the PO's), a
+/// dismissal; and one question left open.
 fn seed(e: &LocalEngine) -> Seeded {
     let me = Actor::person(PERSON);
     e.start_session(&me, "loja", SessionKind::Conversation, Some("s1"))
@@ -44,7 +45,7 @@ fn seed(e: &LocalEngine) -> Seeded {
         )
         .unwrap()
         .task_id;
-    let declare = |pergunta: &str, tarefas: Vec<String>| {
+    let declare = |asker: Role, pergunta: &str, tarefas: Vec<String>| {
         let mut input = DeclareInput {
             pergunta: pergunta.into(),
             sugestao: Some("Redis".into()),
@@ -52,20 +53,24 @@ fn seed(e: &LocalEngine) -> Seeded {
             ..Default::default()
         };
         input.afeta.tarefas = tarefas;
-        e.declare(&Actor::agent(Role::Po), "loja", &input)
+        e.declare(&Actor::agent(asker), "loja", &input)
             .unwrap()
             .question_id
     };
-    let cache = declare("Which database for the cache?", vec![task.clone()]);
+    let cache = declare(
+        Role::Po,
+        "Which database for the cache?",
+        vec![task.clone()],
+    );
     e.answer(&me, Some("loja"), &cache, &AnswerInput::accept())
         .unwrap();
-    let port = declare("Which port, \"8080\" or 9090?", vec![]);
+    let port = declare(Role::Arquiteto, "Which port, \"8080\" or 9090?", vec![]);
     e.answer(&me, Some("loja"), &port, &AnswerInput::text(PORT_ANSWER))
         .unwrap();
-    let dropped = declare("Drop the legacy table?", vec![]);
+    let dropped = declare(Role::Po, "Drop the legacy table?", vec![]);
     e.close_question(&me, Some("loja"), &dropped, ClosedReason::Rejected)
         .unwrap();
-    let open = declare("Still open?", vec![]);
+    let open = declare(Role::Arquiteto, "Still open?", vec![]);
     Seeded {
         newest_first: [dropped, port, cache],
         open,
@@ -115,6 +120,25 @@ fn the_history_reads_the_same(oq: impl Fn() -> Command, s: &Seeded) {
         ids(&decisions(&["--json", "--decision-source", "person"])),
         [port.as_str()]
     );
+    // Who asked: the agent's own decisions, its questions still open never among them.
+    assert_eq!(
+        ids(&decisions(&["--json", "--agent", "arquiteto"])),
+        [port.as_str()]
+    );
+    assert_eq!(
+        ids(&decisions(&["--json", "--agent", "po"])),
+        [dropped.as_str(), cache.as_str()]
+    );
+    assert_eq!(
+        ids(&decisions(&[
+            "--json", "--agent", "po", "--search", "cache"
+        ])),
+        [cache.as_str()]
+    );
+    assert_eq!(
+        ids(&decisions(&["--json", "--agent", "nobody"])),
+        Vec::<String>::new()
+    );
     assert_eq!(
         ids(&decisions(&["--json", "--since", "9999-01-01"])),
         Vec::<String>::new()
@@ -136,7 +160,7 @@ fn the_history_reads_the_same(oq: impl Fn() -> Command, s: &Seeded) {
     let header = "decidedAt,projectId,questionId,status,decisionSource,decidedBy,pergunta,resposta,sugestao,closedReason,afeta,autor,createdAt\r\n";
     assert!(csv.stdout.starts_with(header), "{csv:?}");
     let port_row = format!(
-        ",loja,{port},answered,person,{PERSON},\"Which port, \"\"8080\"\" or 9090?\",\"9090, because\nthe proxy \"\"owns\"\" 8080\",Redis,,,po,"
+        ",loja,{port},answered,person,{PERSON},\"Which port, \"\"8080\"\" or 9090?\",\"9090, because\nthe proxy \"\"owns\"\" 8080\",Redis,,,arquiteto,"
     );
     assert!(csv.stdout.contains(&port_row), "{csv:?}");
     assert!(csv.stdout.contains(&format!(
@@ -168,6 +192,7 @@ fn the_history_reads_the_same(oq: impl Fn() -> Command, s: &Seeded) {
         ),
         (vec!["--search", long.as_str()], "invalid_search"),
         (vec!["--affects", "epic:1"], "invalid_affects"),
+        (vec!["--agent", "po\u{7}"], "invalid_id"),
         (vec!["--csv", "--json"], "invalid_format"),
     ] {
         let out = decisions(&args);

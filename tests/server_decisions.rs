@@ -22,9 +22,19 @@ fn ids(body: &Value) -> Vec<String> {
 
 /// Declares in ana's conversation session of loja, as the criativo agent.
 async fn declare(s: &TestServer, w: &World, pergunta: &str, afeta: Value) -> String {
+    declare_as(s, w, CRIATIVO, pergunta, afeta).await
+}
+
+async fn declare_as(
+    s: &TestServer,
+    w: &World,
+    agent: &str,
+    pergunta: &str,
+    afeta: Value,
+) -> String {
     id_of(
         &s.post(
-            CRIATIVO,
+            agent,
             "/projects/loja/open-questions",
             json!({"pergunta": pergunta, "sugestao": "Redis", "afeta": afeta, "sessionId": w.conversation}),
         )
@@ -64,7 +74,7 @@ async fn decisions_are_newest_first_filtered_over_the_history_and_paged() {
         .await,
         200,
     );
-    let dropped = declare(&s, &w, "Drop the legacy table?", json!({})).await;
+    let dropped = declare_as(&s, &w, PO, "Drop the legacy table?", json!({})).await;
     must(
         &s.post(
             ANA,
@@ -133,6 +143,21 @@ async fn decisions_are_newest_first_filtered_over_the_history_and_paged() {
         ids(must(&get("source=dismissed".into()).await, 200)),
         [dropped.as_str()]
     );
+    // Who asked (`autor`, the agent's role): the PO asked only the dropped one.
+    assert_eq!(items[0]["autor"], "po");
+    assert_eq!(
+        ids(must(&get("agent=po".into()).await, 200)),
+        [dropped.as_str()]
+    );
+    assert_eq!(
+        ids(must(&get("agent=criativo".into()).await, 200)),
+        [cache.as_str(), accepted.as_str()]
+    );
+    assert_eq!(
+        ids(must(&get("agent=criativo&q=valkey".into()).await, 200)),
+        [cache.as_str()]
+    );
+    assert_eq!(must(&get("agent=qa-agent".into()).await, 200)["total"], 0);
     assert_eq!(must(&get("since=9999-12-31".into()).await, 200)["total"], 0);
     assert_eq!(
         must(&get("since=2000-01-01T00:00:00Z".into()).await, 200)["total"],
@@ -181,6 +206,8 @@ async fn bad_filters_are_refused_by_name_and_the_route_is_scoped() {
         ("affects=epic:E-1".to_string(), "invalid_affects"),
         ("limit=0".to_string(), "invalid_limit"),
         ("cursor=abc".to_string(), "invalid_cursor"),
+        (format!("agent={}", "a".repeat(201)), "invalid_id"),
+        ("agent=po%07".to_string(), "invalid_id"),
         ("status=open".to_string(), "invalid_query"),
     ] {
         let r = s

@@ -86,12 +86,9 @@ fn the_field_closed_under_the_person() {
     snap("interrupted_notice", &m, &dark());
 }
 
-#[test]
-fn answered_view() {
-    let mut m = queue();
-    update(&mut m, ch('f'));
-    assert_eq!(m.filter, StatusFilter::Answered);
-    let items = vec![
+/// Two decisions: an accepted suggestion and a typed answer, both dev-a's.
+fn decided() -> Vec<oq::wire::QuestionItem> {
+    vec![
         answered(
             question(
                 "q-9",
@@ -120,7 +117,15 @@ fn answered_view() {
             "PostgreSQL everywhere: the suite must catch dialect bugs.",
             100,
         ),
-    ];
+    ]
+}
+
+#[test]
+fn answered_view() {
+    let mut m = queue();
+    update(&mut m, ch('f'));
+    assert_eq!(m.filter, StatusFilter::Answered);
+    let items = decided();
     let id = m.queue.generation;
     update(
         &mut m,
@@ -254,4 +259,52 @@ fn outbox_view() {
     update(&mut m, ch('O'));
     assert!(m.show_outbox);
     snap("outbox_view", &m, &dark());
+}
+
+/// Two questions marked (q-1 and q-3), the selection on the second.
+fn marked() -> Model {
+    let mut m = queue();
+    update(&mut m, key(KeyCode::Char(' ')));
+    update(&mut m, ch('j'));
+    update(&mut m, ch('j'));
+    update(&mut m, key(KeyCode::Char(' ')));
+    m
+}
+
+#[test]
+fn triage_marks_in_the_queue() {
+    snap("triage_marks", &marked(), &dark());
+}
+
+/// The review of a bulk accept: one to record, one skipped with its reason.
+#[test]
+fn triage_review() {
+    let mut m = marked();
+    update(&mut m, ch('a'));
+    assert!(m.triage.screen.is_some());
+    snap("triage_review", &m, &dark());
+}
+
+/// The Decisions view on its first page.
+#[test]
+fn decisions_view() {
+    let mut m = queue();
+    let fx = update(&mut m, ch('D'));
+    let Some(oq::tui::effect::Effect::LoadDecisions { id, .. }) = fx.first() else {
+        panic!("{fx:?}")
+    };
+    update(
+        &mut m,
+        Msg::Decisions {
+            id: *id,
+            append: false,
+            page: Ok(QuestionList {
+                items: decided(),
+                total: 2,
+                total_is_lower_bound: false,
+                cursor: None,
+            }),
+        },
+    );
+    snap("decisions_view", &m, &dark());
 }

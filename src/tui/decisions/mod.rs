@@ -179,6 +179,8 @@ fn edit_key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
         }
         KeyCode::Backspace => {
             text.pop();
+            // The refusal was of the text as it was.
+            model.notice = None;
         }
         KeyCode::Char(c)
             if !k
@@ -196,6 +198,7 @@ fn push(model: &mut Model, s: &str) {
     let Some(text) = &mut model.decisions.editing else {
         return;
     };
+    model.notice = None;
     if text.chars().count() + s.chars().count() > FILTER_MAX_CHARS {
         return error(
             model,

@@ -13,6 +13,9 @@ pub struct Triage {
     /// The visual range's first question, while a range is drawn.
     pub anchor: Option<String>,
     pub screen: Option<Screen>,
+    /// The marks dropped since the review opened because their questions were seen
+    /// settled: the confirmation names why they record nothing.
+    pub settled: HashSet<String>,
 }
 
 /// The mark queries over the queue's rows (`rows` is `queue.items`, `selected` the

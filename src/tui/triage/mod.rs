@@ -74,13 +74,17 @@ pub(super) fn prune(model: &mut Model) {
         && (model.queue.cursor.is_none() || model.sort == Sort::Oldest);
     let items = &model.queue.items;
     let before = model.triage.marks.len();
-    model
-        .triage
-        .marks
-        .retain(|id| match items.iter().find(|q| &q.question_id == id) {
+    let settled = &mut model.triage.settled;
+    model.triage.marks.retain(|id| {
+        let keep = match items.iter().find(|q| &q.question_id == id) {
             Some(q) => q.status == "open",
             None => !whole,
-        });
+        };
+        if !keep {
+            settled.insert(id.clone());
+        }
+        keep
+    });
     if model.triage.anchor.as_ref().is_some_and(|a| {
         !items
             .iter()

@@ -42,6 +42,7 @@ pub(crate) fn open(model: &mut Model, kind: Kind) {
         .collect();
     rest.sort();
     ids.extend(rest);
+    model.triage.settled.clear();
     let items = ids.iter().map(|id| plan(model, kind, id)).collect();
     model.triage.screen = Some(Screen {
         kind,
@@ -59,6 +60,9 @@ fn plan(model: &Model, kind: Kind, id: &str) -> Item {
         (q.project_id.clone(), q.pergunta.clone())
     });
     let plan = match q {
+        None if model.triage.settled.contains(id) => {
+            Plan::Skip("settled elsewhere meanwhile".into())
+        }
         None => Plan::Skip("not in the list now (the search or the filter hides it)".into()),
         Some(q) => match skip_reason(model, kind, q) {
             Some(why) => Plan::Skip(why),

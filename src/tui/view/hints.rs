@@ -22,12 +22,20 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
         .as_ref()
         .filter(|_| model.decisions.open)
     {
-        let line = Line::from(vec![
+        let mut spans = vec![
             Span::styled(" filter ", theme.key_hint),
             Span::raw(super::clip(text, width.saturating_sub(9))),
             Span::styled("▏", theme.focus),
-        ]);
-        frame.render_widget(Paragraph::new(line), area);
+        ];
+        // A refused filter stays on the line to be fixed: its reason beside it.
+        if let Some(n) = model
+            .notice
+            .as_ref()
+            .filter(|n| n.kind == NoticeKind::Error)
+        {
+            spans.push(Span::styled(format!("  {}", n.text), theme.error));
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
         return;
     }
     if model.focus == Focus::Search {
