@@ -53,6 +53,10 @@ pub struct QuestionItem {
     /// answer here is refused, `handed_to_claude_code`); `reason` says so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub handed_off: bool,
+    /// The open question's newest snooze (`domain::snooze`): hidden from its answerer's
+    /// queue while `until` is ahead, open for everything else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snooze: Option<crate::domain::snooze::Snooze>,
     /// Whether the caller may answer now; `reason` says why not.
     pub can_answer: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,6 +151,7 @@ impl QuestionItem {
             }),
             orphaned: q.orphaned,
             handed_off: q.handed_off,
+            snooze: q.snooze.clone().filter(|_| q.status() == "open"),
             can_answer,
             reason,
         }

@@ -108,6 +108,7 @@ fn question(sugestao: Option<&str>, answered: bool) -> Question {
         closure: None,
         orphaned: false,
         handed_off: false,
+        snooze: None,
     }
 }
 

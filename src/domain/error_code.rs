@@ -106,6 +106,9 @@ error_codes! {
     /// A setting's value is not of its type (the auto-delegate toggle is a boolean).
     InvalidSetting => "invalid_setting",
     /// A list's sort order oq does not know.
+    /// A snooze that names neither or both of `until` and `forSeconds`, or a duration
+    /// that is none (`--for 2x`).
+    InvalidSnooze => "invalid_snooze",
     InvalidSort => "invalid_sort",
     InvalidState => "invalid_state",
     InvalidStatus => "invalid_status",
@@ -127,6 +130,8 @@ error_codes! {
     NotDeclarer => "not_declarer",
     NotFound => "not_found",
     /// The source cannot do this (asking on an OpenCode source…).
+    /// Waking a question that is not snoozed: nothing to end, nothing written.
+    NotSnoozed => "not_snoozed",
     NotSupported => "not_supported",
     /// The outbox itself failed.
     Outbox => "outbox",
@@ -183,6 +188,10 @@ error_codes! {
     /// The database cannot be reached right now: HTTP 503, retry (with the same key).
     StoreUnavailable => "store_unavailable",
     StoreUnusable => "store_unusable",
+    /// A snooze whose end is not in the future.
+    SnoozeInPast => "snooze_in_past",
+    /// A snooze more than 90 days away (`domain::snooze::MAX_SNOOZE_MS`).
+    SnoozeTooFar => "snooze_too_far",
     SugestaoInexistente => "sugestao_inexistente",
     TarefaEmAndamento => "tarefa_em_andamento",
     TextTooLong => "text_too_long",

@@ -129,6 +129,17 @@ pub enum Event {
         by: String,
         reason: String,
     },
+    /// Its answerer said "not now": hidden from their queue until `until` (Unix ms),
+    /// still open for everything else (`domain::snooze`). A later snooze replaces it.
+    #[serde(rename = "open_question.snoozed", rename_all = "camelCase")]
+    QuestionSnoozed {
+        question_id: String,
+        until: i64,
+        by: String,
+    },
+    /// The snooze ended before its time: back in the queue now.
+    #[serde(rename = "open_question.unsnoozed", rename_all = "camelCase")]
+    QuestionUnsnoozed { question_id: String, by: String },
     /// RN-505's generic decision artifact, recorded with every answer.
     #[serde(rename = "decision_record", rename_all = "camelCase")]
     DecisionRecord {
@@ -246,6 +257,8 @@ impl Event {
             Event::QuestionClosed { .. } => "open_question.closed",
             Event::QuestionOrphaned { .. } => "open_question.orphaned",
             Event::QuestionWithdrawn { .. } => "open_question.withdrawn",
+            Event::QuestionSnoozed { .. } => "open_question.snoozed",
+            Event::QuestionUnsnoozed { .. } => "open_question.unsnoozed",
             Event::DecisionRecord { .. } => "decision_record",
             Event::QaVerdict { .. } => "qa.verdict",
             Event::GateCorrectionCounted { .. } => "gate.correction_counted",
@@ -280,6 +293,8 @@ impl Event {
             | Event::QuestionClosed { question_id, .. }
             | Event::QuestionOrphaned { question_id }
             | Event::QuestionWithdrawn { question_id, .. }
+            | Event::QuestionSnoozed { question_id, .. }
+            | Event::QuestionUnsnoozed { question_id, .. }
             | Event::DecisionRecord { question_id, .. }
             | Event::GateRescueParked { question_id, .. }
             | Event::GateResumed { question_id, .. }

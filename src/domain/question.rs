@@ -137,6 +137,9 @@ pub struct Question {
     /// Claude Code's hook stopped waiting and handed the question to Claude Code's own
     /// dialog (`open_question.handed_off`): still open, answered there, not here.
     pub handed_off: bool,
+    /// Its newest snooze, when the log holds one not ended by an unsnooze; in effect
+    /// while its `until` is ahead (`domain::snooze`). Never set on a settled question.
+    pub snooze: Option<super::snooze::Snooze>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -101,6 +101,8 @@ impl QuestionRow {
             closure,
             orphaned,
             handed_off,
+            // Read apart, for open questions only (the stores' `snoozes` reads).
+            snooze: None,
         })
     }
 }

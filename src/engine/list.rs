@@ -141,6 +141,8 @@ pub struct ListQuery {
     /// What the previous page returned; `None` for the first.
     pub cursor: Option<String>,
     pub limit: usize,
+    /// Which snoozed questions to keep (`engine::snoozed`): every open one by default.
+    pub snoozed: super::SnoozeFilter,
 }
 
 impl ListQuery {
@@ -152,7 +154,13 @@ impl ListQuery {
             sort: Sort::Oldest,
             cursor: None,
             limit: PAGE_LIMIT,
+            snoozed: super::SnoozeFilter::Show,
         }
+    }
+
+    pub fn snoozed(mut self, snoozed: super::SnoozeFilter) -> ListQuery {
+        self.snoozed = snoozed;
+        self
     }
 
     /// Searches `text` (validated: see [`Search::parse`]); blank text searches nothing.

@@ -13,6 +13,7 @@ pub mod ids;
 pub mod list;
 mod operations;
 pub mod postgres;
+pub mod snoozed;
 pub mod sqlite;
 pub mod store;
 
@@ -24,6 +25,7 @@ pub use operations::{
     VerdictInput, VerdictOutcome,
 };
 pub use postgres::PgStore;
+pub use snoozed::{SnoozeFilter, SnoozedCount};
 pub use sqlite::SqliteStore;
 pub use store::{NewEvent, ParkedTask, StatusFilter, Store, StoreView};
 

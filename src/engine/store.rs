@@ -115,6 +115,9 @@ pub struct QuestionQuery<'a> {
     /// Only questions after this one in the sort's order (the page cursor).
     pub after: Option<&'a Cursor>,
     pub limit: usize,
+    /// Which snoozed questions to keep, judged at `now` (Unix ms, the engine's clock).
+    pub snoozed: super::SnoozeFilter,
+    pub now: i64,
 }
 
 /// A page of questions in the query's order, with the total matching the filter (the
@@ -125,6 +128,8 @@ pub struct QuestionPage {
     pub total: u64,
     /// The total stopped at [`crate::engine::list::SEARCH_TOTAL_CAP`]: there are more.
     pub total_is_lower_bound: bool,
+    /// The filter's questions a snooze hides at `now`, whatever `snoozed` kept.
+    pub snoozed: super::SnoozedCount,
 }
 
 /// A task parked on a question, as "Waiting for you" shows it.

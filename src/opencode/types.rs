@@ -244,6 +244,7 @@ impl Request {
             closure: None,
             orphaned: false,
             handed_off: false,
+            snooze: None,
         }
     }
 

@@ -53,6 +53,7 @@ pub fn question(
         closed: None,
         orphaned: false,
         handed_off: false,
+        snooze: None,
         can_answer: can,
         reason: (!can)
             .then(|| format!("only the person who started this session, {author}, can answer")),

@@ -32,6 +32,7 @@ impl<S: Store> Engine<S> {
             // The decision history counts its whole filter (`view/decisions.rs`).
             total_is_lower_bound: false,
             cursor,
+            snoozed: Default::default(),
         })
     }
 }

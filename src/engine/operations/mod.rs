@@ -11,6 +11,7 @@ mod decisions;
 mod gate;
 mod imported;
 mod questions;
+mod snooze;
 
 pub use imported::ImportedSettlement;
 pub use questions::NewQuestion;
@@ -58,6 +59,8 @@ pub struct ListPage {
     pub total_is_lower_bound: bool,
     /// Pass back to get the next page; `None` on the last.
     pub cursor: Option<String>,
+    /// How many of the filter's questions a snooze hides now, and the soonest return.
+    pub snoozed: crate::engine::SnoozedCount,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

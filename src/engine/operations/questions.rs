@@ -145,6 +145,17 @@ impl<S: Store> Engine<S> {
     /// A page of the questions `query` asks for, in its order, with the total of the
     /// whole filter. `query.cursor` is what the previous page returned.
     pub fn list(&self, project_id: Option<&str>, query: &ListQuery) -> Result<ListPage, OqError> {
+        self.list_at(project_id, query, crate::engine::sqlite::now_ms())
+    }
+
+    /// [`Engine::list`] with snoozes judged at `now` (Unix ms): the clock is the
+    /// caller's to give, so a test moves it instead of waiting.
+    pub fn list_at(
+        &self,
+        project_id: Option<&str>,
+        query: &ListQuery,
+        now: i64,
+    ) -> Result<ListPage, OqError> {
         let limit = query.checked_limit()?;
         let after = query.checked_cursor()?;
         let page = self.store.read(|v| {
@@ -155,6 +166,8 @@ impl<S: Store> Engine<S> {
                 sort: query.sort,
                 after: after.as_ref(),
                 limit: limit + 1,
+                snoozed: query.snoozed,
+                now,
             })
         })?;
         let mut items = page.items;
@@ -169,6 +182,7 @@ impl<S: Store> Engine<S> {
             total: page.total,
             total_is_lower_bound: page.total_is_lower_bound,
             cursor,
+            snoozed: page.snoozed,
         })
     }
 

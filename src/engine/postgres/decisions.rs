@@ -67,6 +67,7 @@ pub(super) fn decisions_sql(
         count,
         page_params: params,
         count_params,
+        snoozed: None,
     }
 }
 

@@ -37,6 +37,8 @@ pub(super) struct ListSql {
     pub count: String,
     pub page_params: Vec<Param>,
     pub count_params: Vec<Param>,
+    /// How many of the filter a snooze hides now (`snoozes.rs`), with its parameters.
+    pub snoozed: Option<(String, Vec<Param>)>,
 }
 
 /// `AND (…)` per search word over the declaration `d`: its question, its suggestion or
@@ -103,6 +105,16 @@ pub(super) fn list_sql(q: &QuestionQuery<'_>, columns: &str, settlement: &str) -
         filter.push_str(&format!(" AND {project} = ${}", params.len()));
     }
     search_filter(q.search, &mut filter, &mut params);
+    let open = q.status == StatusFilter::Open;
+    let qid = if open {
+        "o.question_id"
+    } else {
+        "d.question_id"
+    };
+    let snoozed = Some(super::snoozes::count_sql(
+        from, &filter, &params, qid, open, q.now,
+    ));
+    super::snoozes::filter(q.snoozed, qid, open, q.now, &mut filter, &mut params);
     // A search's total is counted to the cap and one past it (`SEARCH_TOTAL_CAP`): each
     // word is an ILIKE per row, so an exact count is a scan of the whole filter.
     let count = match q.search {
@@ -151,5 +163,6 @@ pub(super) fn list_sql(q: &QuestionQuery<'_>, columns: &str, settlement: &str) -
         count,
         page_params,
         count_params,
+        snoozed,
     }
 }

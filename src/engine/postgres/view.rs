@@ -9,6 +9,7 @@ use postgres::types::ToSql;
 use super::conn::Conn;
 use super::decisions::decisions_sql;
 use super::list::{list_sql, refs};
+use super::snoozes;
 use crate::domain::dev_context::Decisao;
 use crate::domain::work::{Session, Story, Task};
 use crate::domain::{Event, OqError, Question, StoredEvent};
@@ -194,7 +195,9 @@ impl StoreView for PgView<'_> {
         };
         let parked: Vec<String> = get(&row, AFTER_QUESTION)?;
         *self.parked.borrow_mut() = Some((question_id.to_string(), parked));
-        question_row(&row)?.into_question().map(Some)
+        let mut found = vec![question_row(&row)?.into_question()?];
+        snoozes::attach(&|s, p| self.rows(s, p), &mut found)?;
+        Ok(found.pop())
     }
 
     fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {
@@ -202,10 +205,17 @@ impl StoreView for PgView<'_> {
         let counted = self.count(&sql.count, &refs(&sql.count_params))?;
         // A search's count stops one past the cap (`list_sql`): past it, "at least".
         let capped = q.search.is_some() && counted > SEARCH_TOTAL_CAP;
+        let mut items = self.questions_of(&sql.page, &refs(&sql.page_params))?;
+        let rows = |s: &str, p: &[&(dyn ToSql + Sync)]| self.rows(s, p);
+        snoozes::attach(&rows, &mut items)?;
         Ok(QuestionPage {
-            items: self.questions_of(&sql.page, &refs(&sql.page_params))?,
+            items,
             total: if capped { SEARCH_TOTAL_CAP } else { counted },
             total_is_lower_bound: capped,
+            snoozed: match &sql.snoozed {
+                Some((s, p)) => snoozes::count(&rows, s, p)?,
+                None => Default::default(),
+            },
         })
     }
 

@@ -12,6 +12,7 @@ use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 mod decisions;
 mod questions;
 mod rows;
+mod snoozes;
 mod words;
 
 use rows::{
@@ -143,7 +144,8 @@ impl StoreView for SqliteView<'_> {
             "SELECT {QUESTION_COLUMNS} FROM events d {SETTLEMENT_JOIN}
              WHERE d.type = 'artifact.open_question' AND d.question_id = ?1"
         );
-        Ok(self.query_questions(&sql, &[&question_id])?.pop())
+        let q = self.query_questions(&sql, &[&question_id])?.pop();
+        snoozes::attach_one(self.conn, q)
     }
 
     fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {

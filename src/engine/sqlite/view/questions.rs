@@ -10,6 +10,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value;
 
 use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, question_from_row};
+use super::snoozes;
 use super::words;
 use crate::domain::OqError;
 use crate::domain::search::Search;
@@ -26,6 +27,13 @@ struct Plan {
     seq: &'static str,
     project: &'static str,
     asker: &'static str,
+    /// The question's id as the driving table has it, and whether that table is the
+    /// open set (for the snooze conditions).
+    qid: &'static str,
+    open: bool,
+    /// The filter before the snooze condition: what the snoozed count counts over.
+    base: String,
+    base_params: Vec<(String, Value)>,
     filter: String,
     params: Vec<(String, Value)>,
 }
@@ -84,6 +92,14 @@ impl Plan {
         let tests = words::choose(conn, words)?;
         let answered = q.status != StatusFilter::Open;
         words::push(seq, answered, words, &tests, &mut filter, &mut params);
+        let open = q.status == StatusFilter::Open;
+        let qid = if open {
+            "o.question_id"
+        } else {
+            "d.question_id"
+        };
+        let (base, base_params) = (filter.clone(), params.clone());
+        snoozes::filter(q.snoozed, qid, open, q.now, &mut filter, &mut params);
         let count_from = match q.status {
             StatusFilter::Open if !words::reads_rows(&tests, words) => "open_questions o",
             _ => from,
@@ -98,6 +114,10 @@ impl Plan {
             seq,
             project,
             asker,
+            qid,
+            open,
+            base,
+            base_params,
             filter,
             params,
         })
@@ -182,7 +202,17 @@ pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<Ques
     let total_is_lower_bound = q.search.is_some() && counted as u64 > SEARCH_TOTAL_CAP;
     let (sql, params) = page_sql(&plan, q);
     let mut stmt = conn.prepare_cached(&sql)?;
-    let items = collect(stmt.query_map(&*bound(&params), question_from_row)?)?;
+    let mut items = collect(stmt.query_map(&*bound(&params), question_from_row)?)?;
+    snoozes::attach(conn, &mut items)?;
+    let snoozed = snoozes::count(
+        conn,
+        plan.count_from,
+        &plan.base,
+        &plan.base_params,
+        plan.qid,
+        plan.open,
+        q.now,
+    )?;
     Ok(QuestionPage {
         items,
         total: if total_is_lower_bound {
@@ -191,6 +221,7 @@ pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<Ques
             counted as u64
         },
         total_is_lower_bound,
+        snoozed,
     })
 }
 
@@ -271,6 +302,8 @@ mod tests {
                 sort,
                 after: None,
                 limit: 51,
+                snoozed: Default::default(),
+                now: 0,
             };
             let plan = Plan::new(&conn, &q).unwrap();
             let (sql, params) = page_sql(&plan, &q);
