@@ -167,8 +167,19 @@ pub struct QuestionList {
     /// at least that many match. Absent (false) when the total is exact.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub total_is_lower_bound: bool,
+    /// How many of the filter's open questions a snooze hides now, whichever the
+    /// list's `snoozed` parameter kept (the TUI's "3 open · 2 snoozed"). Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub snoozed: u64,
+    /// When the first of them comes back (Unix ms): the TUI's wake-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snoozed_next_return: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl QuestionList {
@@ -188,6 +199,8 @@ impl QuestionList {
                 .collect(),
             total: page.total,
             total_is_lower_bound: page.total_is_lower_bound,
+            snoozed: page.snoozed.count,
+            snoozed_next_return: page.snoozed.next_wake,
             cursor: page.cursor,
         }
     }

@@ -262,10 +262,32 @@ async fn every_documented_status_of_every_route_is_made_and_conforms() {
     );
     must(&s.post(ANA, &answer, json!({"resposta": "x"})).await, 409);
     let q = question(&s, &w).await;
+    let dismissed = q.clone();
     let dismiss = format!("{list}/{q}/dismiss");
     must(&s.post(BIA, &dismiss, json!({})).await, 403);
     must(&s.post(ANA, &dismiss, json!({})).await, 200);
     must(&s.post(ANA, &dismiss, json!({})).await, 409);
+    // Snoozes: another member, the author, a wake, nothing to wake, a settled one.
+    let q = question(&s, &w).await;
+    let snooze = format!("{list}/{q}/snooze");
+    let unsnooze = format!("{list}/{q}/unsnooze");
+    must(&s.post(BIA, &snooze, json!({"forSeconds": 60})).await, 403);
+    must(&s.post(ANA, &snooze, json!({"forSeconds": 0})).await, 422);
+    must(&s.post(ANA, &snooze, json!({"forSeconds": 60})).await, 200);
+    must(&s.get(ANA, &format!("{list}?snoozed=only")).await, 200);
+    must(&s.get(ANA, &format!("{list}?snoozed=maybe")).await, 422);
+    must(&s.post(BIA, &unsnooze, json!({})).await, 403);
+    must(&s.post(ANA, &unsnooze, json!({})).await, 200);
+    must(&s.post(ANA, &unsnooze, json!({})).await, 409);
+    must(
+        &s.post(
+            ANA,
+            &format!("{list}/{dismissed}/snooze"),
+            json!({"forSeconds": 60}),
+        )
+        .await,
+        409,
+    );
 
     let sessions = "/projects/loja/sessions";
     must(

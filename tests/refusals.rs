@@ -103,22 +103,6 @@ const ONE_SIDED: &[(ErrorCode, &str)] = &[
 /// Codes no script door provokes on either source here, with where they are tested.
 const NOT_BY_A_DOOR: &[(ErrorCode, &str)] = &[
     (
-        ErrorCode::InvalidSnooze,
-        "no door snoozes yet (issue 17 part 4 in progress): domain::snooze's unit tests",
-    ),
-    (
-        ErrorCode::NotSnoozed,
-        "no door snoozes yet (issue 17 part 4 in progress): domain::snooze::decide_unsnooze",
-    ),
-    (
-        ErrorCode::SnoozeInPast,
-        "no door snoozes yet (issue 17 part 4 in progress): domain::snooze's unit tests",
-    ),
-    (
-        ErrorCode::SnoozeTooFar,
-        "no door snoozes yet (issue 17 part 4 in progress): domain::snooze's unit tests",
-    ),
-    (
         ErrorCode::BodyTooLarge,
         "HTTP only: a body past the limit (server_bodies)",
     ),
@@ -454,6 +438,23 @@ fn refusals(door: &dyn Door) -> Vec<String> {
     note(
         "dismiss an answered one",
         &door.run("dev-a", &["dismiss", &bare]),
+    );
+    let later = ask("Which courier?", None);
+    note(
+        "snooze in the past",
+        &door.run("dev-a", &["snooze", &later, "--until", "2001-01-01"]),
+    );
+    note(
+        "snooze too far",
+        &door.run("dev-a", &["snooze", &later, "--for", "91d"]),
+    );
+    note(
+        "snooze for no duration",
+        &door.run("dev-a", &["snooze", &later, "--for", "2x"]),
+    );
+    note(
+        "unsnooze what is not snoozed",
+        &door.run("dev-a", &["unsnooze", &later]),
     );
     note(
         "unknown question",

@@ -241,6 +241,8 @@ fn assert_next_connection_is_clean(m: &mut Model) {
                 items: sample("dev-a"),
                 total: 4,
                 total_is_lower_bound: false,
+                snoozed: 0,
+                snoozed_next_return: None,
                 cursor: None,
             }),
         },

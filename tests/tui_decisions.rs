@@ -30,6 +30,8 @@ fn the_view_asks_the_history_and_its_filter_line_narrows_it() {
                 items: vec![done],
                 total: 1,
                 total_is_lower_bound: false,
+                snoozed: 0,
+                snoozed_next_return: None,
                 cursor: None,
             }),
         },

@@ -70,6 +70,11 @@ pub enum Command {
     /// Close a question without answering it (its session's author only); an OpenCode
     /// question is rejected upstream.
     Dismiss { question_id: String },
+    /// "Not now": hide a question of a session you started from your queue until a time
+    /// or for a duration (at most 90 days); it stays open for agents and readiness.
+    Snooze(SnoozeArgs),
+    /// End a question's snooze now.
+    Unsnooze { question_id: String },
     /// How many questions are still open; `--record` says "I'm ready" / "Confirm architecture ready".
     Readiness(ReadinessArgs),
     /// Emit a QA verdict on a task (as `qa-agent`); several are consolidated.
@@ -200,6 +205,22 @@ pub struct ListArgs {
     /// The order: oldest, newest, project or asker.
     #[arg(long, default_value = "oldest")]
     pub sort: String,
+    /// Only the open questions a snooze hides now (without it every open question is
+    /// listed, snoozed or not: agents and scripts see them all).
+    #[arg(long)]
+    pub snoozed: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("when").required(true).args(["until", "for_"])))]
+pub struct SnoozeArgs {
+    pub question_id: String,
+    /// Until this UTC time: YYYY-MM-DD (midnight) or YYYY-MM-DDTHH:MM:SS[.mmm]Z.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// For this long: 90s, 45m, 2h, 3d or 1w.
+    #[arg(long = "for", id = "for_", value_name = "DURATION")]
+    pub for_: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -14,10 +14,12 @@ use super::work;
 use crate::domain::error::exit;
 use crate::domain::gate::consolidate;
 use crate::domain::readiness::ReadinessGate;
+use crate::domain::snooze::{SnoozeInput, parse_duration};
 use crate::domain::{Afeta, AnswerInput, DeclareInput, ErrorCode, OqError, Verdict};
 use crate::engine::sqlite::now_ms;
-use crate::engine::{ListQuery, StatusFilter, VerdictInput};
+use crate::engine::{ListQuery, SnoozeFilter, StatusFilter, VerdictInput};
 use crate::source::{AnySource, Source};
+use crate::wire::QuestionItem;
 
 /// How often `ask --wait` looks at the source.
 const WAIT_POLL: Duration = Duration::from_millis(200);
@@ -134,6 +136,27 @@ async fn dispatch(ctx: &Context, command: Command) -> Result<i32, OqError> {
             ctx.emit(&item, || format!("dismissed {}\n", item.question_id));
             Ok(exit::OK)
         }
+        Command::Snooze(a) => {
+            let input = match (&a.until, &a.for_) {
+                (Some(date), _) => SnoozeInput::until(crate::domain::date::parse_utc(date)?),
+                (None, Some(d)) => SnoozeInput::for_seconds(parse_duration(d)?),
+                (None, None) => SnoozeInput::default(),
+            };
+            let item = ctx
+                .source
+                .snooze(ctx.project_filter(), &a.question_id, &input)
+                .await?;
+            ctx.emit(&item, || snoozed_line(&item));
+            Ok(exit::OK)
+        }
+        Command::Unsnooze { question_id } => {
+            let item = ctx
+                .source
+                .unsnooze(ctx.project_filter(), &question_id)
+                .await?;
+            ctx.emit(&item, || format!("unsnoozed {}\n", item.question_id));
+            Ok(exit::OK)
+        }
         Command::Readiness(r) => {
             let project = ctx.project().await?;
             let gate = r
@@ -193,10 +216,27 @@ async fn list(ctx: &Context, l: ListArgs) -> Result<i32, OqError> {
         .search(l.search.as_deref().unwrap_or(""))?
         .sorted(l.sort.parse()?)
         .after(l.cursor.as_deref())
-        .limit(l.limit);
+        .limit(l.limit)
+        .snoozed(if l.snoozed {
+            SnoozeFilter::Only
+        } else {
+            SnoozeFilter::Show
+        });
     let list = ctx.source.list(ctx.project_filter(), &query).await?;
     ctx.emit(&list, || render::question_list(&list, now_ms()));
     Ok(exit::OK)
+}
+
+/// `snoozed q-1 until 2026-12-04T09:00:00Z`.
+fn snoozed_line(item: &QuestionItem) -> String {
+    match &item.snooze {
+        Some(s) => format!(
+            "snoozed {} until {}\n",
+            item.question_id,
+            crate::domain::date::format_utc(s.until)
+        ),
+        None => format!("snoozed {}\n", item.question_id),
+    }
 }
 
 async fn ask(ctx: &Context, a: AskArgs) -> Result<i32, OqError> {

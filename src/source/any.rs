@@ -91,6 +91,21 @@ impl Source for AnySource {
     ) -> Result<QuestionItem, OqError> {
         each!(self, s => s.dismiss(project, question_id).await)
     }
+    async fn snooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &crate::domain::snooze::SnoozeInput,
+    ) -> Result<QuestionItem, OqError> {
+        each!(self, s => s.snooze(project, question_id, input).await)
+    }
+    async fn unsnooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
+        each!(self, s => s.unsnooze(project, question_id).await)
+    }
     async fn readiness(
         &self,
         project: &str,

@@ -52,6 +52,8 @@ pub fn apply(mut items: Vec<QuestionItem>, query: &ListQuery) -> Result<Question
         total,
         // Counted in hand, every one.
         total_is_lower_bound: false,
+        snoozed: 0,
+        snoozed_next_return: None,
     })
 }
 

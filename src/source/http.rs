@@ -16,7 +16,7 @@ use super::{Identity, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
 use crate::engine::sqlite::now_ms;
-use crate::engine::{DecisionQuery, ListQuery, Sort, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, VerdictInput};
 use crate::wire::auto_delegate::CommandReply;
 use crate::wire::{
     AutoCommand, AutoDelegate, DelegateSnapshot, DevContext, QuestionItem, QuestionList, Readiness,
@@ -200,19 +200,7 @@ impl Source for HttpSource {
 
     async fn list(&self, project: Option<&str>, list: &ListQuery) -> Result<QuestionList, OqError> {
         let project = self.project(project).await?;
-        let mut query = vec![
-            ("status", list.status.as_str().to_string()),
-            ("limit", list.limit.to_string()),
-        ];
-        if let Some(c) = &list.cursor {
-            query.push(("cursor", c.clone()));
-        }
-        if let Some(s) = &list.search {
-            query.push(("q", s.text()));
-        }
-        if list.sort != Sort::Oldest {
-            query.push(("sort", list.sort.as_str().to_string()));
-        }
+        let query = super::http_query::list_params(list);
         self.send(
             self.request(
                 Method::GET,
@@ -229,16 +217,7 @@ impl Source for HttpSource {
         q: &DecisionQuery,
     ) -> Result<QuestionList, OqError> {
         let project = self.project(project).await?;
-        let mut query = vec![("limit", q.limit.to_string())];
-        let parts = [
-            ("cursor", q.cursor.clone()),
-            ("q", q.search.as_ref().map(|s| s.text())),
-            ("since", q.since.map(crate::domain::date::format_utc_exact)),
-            ("affects", q.affects.as_ref().map(|a| a.encode())),
-            ("source", q.source.map(|s| s.as_str().to_string())),
-            ("agent", q.agent.clone()),
-        ];
-        query.extend(parts.into_iter().filter_map(|(k, v)| Some((k, v?))));
+        let query = super::http_query::decisions_params(q);
         self.send(
             self.request(
                 Method::GET,
@@ -306,11 +285,28 @@ impl Source for HttpSource {
         question_id: &str,
     ) -> Result<QuestionItem, OqError> {
         let project = self.project(project).await?;
-        let path = format!(
-            "/projects/{}/open-questions/{}/dismiss",
-            seg(&project),
-            seg(question_id)
-        );
+        let path = super::http_query::question_path(&project, question_id, "dismiss");
+        self.post(&path, &serde_json::json!({})).await
+    }
+
+    async fn snooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &crate::domain::snooze::SnoozeInput,
+    ) -> Result<QuestionItem, OqError> {
+        let project = self.project(project).await?;
+        let path = super::http_query::question_path(&project, question_id, "snooze");
+        self.post(&path, input).await
+    }
+
+    async fn unsnooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
+        let project = self.project(project).await?;
+        let path = super::http_query::question_path(&project, question_id, "unsnooze");
         self.post(&path, &serde_json::json!({})).await
     }
 

@@ -182,6 +182,39 @@ impl Source for LocalSource {
         .await
     }
 
+    async fn snooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &crate::domain::snooze::SnoozeInput,
+    ) -> Result<QuestionItem, OqError> {
+        let (project, id, input) = (
+            project.map(str::to_string),
+            question_id.to_string(),
+            input.clone(),
+        );
+        self.blocking(move |e, me| {
+            let now = crate::engine::sqlite::now_ms();
+            let q = e.snooze(&me, project.as_deref(), &id, &input, now)?;
+            Ok(QuestionItem::from_question(&q, &me))
+        })
+        .await
+    }
+
+    async fn unsnooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
+        let (project, id) = (project.map(str::to_string), question_id.to_string());
+        self.blocking(move |e, me| {
+            let now = crate::engine::sqlite::now_ms();
+            let q = e.unsnooze(&me, project.as_deref(), &id, now)?;
+            Ok(QuestionItem::from_question(&q, &me))
+        })
+        .await
+    }
+
     async fn readiness(
         &self,
         project: &str,

@@ -11,11 +11,13 @@
 //! rebuilt from its `{code, message}`), so exit codes match too.
 
 mod any;
+mod backoff;
 pub mod filter;
 pub mod http;
 mod http_call;
 mod http_claude;
 mod http_feed;
+mod http_query;
 pub mod local;
 pub mod mirror;
 pub mod opencode;
@@ -136,6 +138,27 @@ pub trait Source: Send + Sync {
         project: Option<&str>,
         question_id: &str,
     ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send;
+    /// "Not now" (issue 17 part 4): hides an open question from its author's queue
+    /// until the time `input` names, judged by the deciding clock (the server's for a
+    /// remote source). The author only. A source with no log of its own refuses it.
+    fn snooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &crate::domain::snooze::SnoozeInput,
+    ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send {
+        let _ = (project, input);
+        std::future::ready(Err(snooze_not_supported(question_id)))
+    }
+    /// Ends the question's snooze now (`not_snoozed` when none holds it).
+    fn unsnooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> impl Future<Output = Result<QuestionItem, OqError>> + Send {
+        let _ = project;
+        std::future::ready(Err(snooze_not_supported(question_id)))
+    }
     fn readiness(
         &self,
         project: &str,
@@ -232,4 +255,12 @@ pub trait Source: Send + Sync {
             tokio::time::sleep(poll).await;
         }
     }
+}
+
+/// A source that keeps no log of its own (OpenCode) has nowhere to record a snooze.
+fn snooze_not_supported(question_id: &str) -> OqError {
+    OqError::invalid(
+        crate::domain::ErrorCode::NotSupported,
+        format!("question {question_id}: this source cannot snooze (it keeps no log of its own)"),
+    )
 }

@@ -24,7 +24,6 @@
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -39,10 +38,6 @@ use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
     VerdictReply, WaitingItem,
 };
-
-/// The first retry waits about this long; each failure doubles it, up to [`BACKOFF_MAX`].
-const BACKOFF_BASE: Duration = Duration::from_millis(500);
-const BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Default)]
 struct Link {
@@ -74,15 +69,6 @@ pub struct ResilientSource<S> {
 /// The source did not answer at all (as opposed to refusing): only then do we go offline.
 pub fn is_unreachable(e: &OqError) -> bool {
     matches!(e, OqError::Source { code, .. } if *code != "unauthorized")
-}
-
-/// `base` doubled per failure, capped, times a random factor in [0.5, 1.5).
-fn backoff(failures: u32) -> Duration {
-    let exp = BACKOFF_BASE.saturating_mul(1u32 << failures.saturating_sub(1).min(10));
-    let capped = exp.min(BACKOFF_MAX);
-    let mut b = [0u8; 2];
-    let r = getrandom::fill(&mut b).map_or(0.5, |()| f64::from(u16::from_le_bytes(b)) / 65536.0);
-    capped.mul_f64(0.5 + r)
 }
 
 impl<S: Source> ResilientSource<S> {
@@ -148,7 +134,7 @@ impl<S: Source> ResilientSource<S> {
             let mut link = self.link();
             link.cause = cause;
             link.failures = link.failures.saturating_add(1);
-            link.retry_at = Some(Instant::now() + backoff(link.failures));
+            link.retry_at = Some(Instant::now() + super::backoff::backoff(link.failures));
             link.attached = false;
         }
         self.mirror.mark_offline(&self.name, now_ms());
@@ -352,6 +338,25 @@ impl<S: Source> Source for ResilientSource<S> {
         question_id: &str,
     ) -> Result<QuestionItem, OqError> {
         self.guarded(self.inner.dismiss(project, question_id)).await
+    }
+
+    async fn snooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+        input: &crate::domain::snooze::SnoozeInput,
+    ) -> Result<QuestionItem, OqError> {
+        self.guarded(self.inner.snooze(project, question_id, input))
+            .await
+    }
+
+    async fn unsnooze(
+        &self,
+        project: Option<&str>,
+        question_id: &str,
+    ) -> Result<QuestionItem, OqError> {
+        self.guarded(self.inner.unsnooze(project, question_id))
+            .await
     }
 
     async fn readiness(

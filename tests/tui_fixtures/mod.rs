@@ -223,6 +223,8 @@ pub fn loaded(me: &str, items: Vec<QuestionItem>) -> Model {
                 items,
                 total: n,
                 total_is_lower_bound: false,
+                snoozed: 0,
+                snoozed_next_return: None,
                 cursor: None,
             }),
         },
@@ -265,6 +267,8 @@ pub fn reloaded(m: &mut Model, items: Vec<QuestionItem>, poll: bool) -> Vec<Effe
         items,
         total,
         total_is_lower_bound: false,
+        snoozed: 0,
+        snoozed_next_return: None,
         cursor: None,
     });
     fx.extend(update(

@@ -319,6 +319,8 @@ mod tests {
             ],
             total: 4,
             total_is_lower_bound: false,
+            snoozed: 0,
+            snoozed_next_return: None,
             cursor: None,
         };
         let text = question_list(&list, 0);
@@ -327,6 +329,8 @@ mod tests {
         let capped = QuestionList {
             total: 1000,
             total_is_lower_bound: true,
+            snoozed: 0,
+            snoozed_next_return: None,
             ..list.clone()
         };
         assert!(question_list(&capped, 0).ends_with("4 of 1000+\n"));

@@ -17,6 +17,8 @@ pub(super) fn list_op() -> Value {
           "description": format!("search: only questions with every word (at most {SEARCH_MAX_WORDS}, whitespace apart) in their text, suggestion or answer, as a substring, case aside; over every question of the filter (`invalid_search` when too long)") },
         { "name": "sort", "in": "query", "schema": { "type": "string", "enum": sorts, "default": "oldest" },
           "description": "the order over every question of the filter: oldest or newest first, or by project or asker (the declaring role) and then oldest first (`invalid_sort` for another)" },
+        { "name": "snoozed", "in": "query", "schema": { "type": "string", "enum": ["show", "hide", "only"], "default": "show" },
+          "description": "snoozed open questions (issue 17 part 4): listed like any other (`show`, what an agent sees), left out (`hide`, a person's queue) or only they (`only`); `snoozed` in the reply counts them whichever is asked (`invalid_status` for another value)" },
         { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": PAGE_LIMIT, "default": PAGE_LIMIT } },
         { "name": "cursor", "in": "query", "schema": { "type": "string" }, "description": "the `cursor` of the previous page, with the same sort (`invalid_cursor` otherwise)" }
     ]);
@@ -27,7 +29,7 @@ pub(super) fn list_op() -> Value {
         with(
             project_errors(&[(
                 "422",
-                "a bad status, limit, cursor, search or sort (`invalid_status`, `invalid_limit`, `invalid_cursor`, `invalid_search`, `invalid_sort`), or an unknown query field",
+                "a bad status or snoozed, limit, cursor, search or sort (`invalid_status`, `invalid_limit`, `invalid_cursor`, `invalid_search`, `invalid_sort`), or an unknown query field",
                 &[
                     C::InvalidStatus,
                     C::InvalidLimit,

@@ -8,6 +8,7 @@ mod mcp;
 mod parts;
 mod refusals;
 mod schemas;
+mod snooze;
 mod work;
 
 use crate::domain::{CENTRAL_INSTRUCTION, ErrorCode as C};
@@ -262,6 +263,8 @@ pub fn document() -> Value {
             "/projects/{projectId}/open-questions/{questionId}": { "get": question },
             "/projects/{projectId}/open-questions/{questionId}/answer": { "post": answer },
             "/projects/{projectId}/open-questions/{questionId}/dismiss": { "post": dismiss },
+            "/projects/{projectId}/open-questions/{questionId}/snooze": { "post": snooze::snooze_op() },
+            "/projects/{projectId}/open-questions/{questionId}/unsnooze": { "post": snooze::unsnooze_op() },
             "/projects/{projectId}/sessions": { "post": session },
             "/projects/{projectId}/readiness": { "get": readiness },
             "/projects/{projectId}/readiness/{gate}": { "post": record_readiness },

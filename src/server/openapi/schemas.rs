@@ -54,13 +54,22 @@ pub(super) fn all() -> Value {
             "closed": { "type": "object", "properties": {
                 "reason": { "type": "string", "enum": ["rejected", "external"] }, "by": { "type": "string" }, "closedAt": { "type": "integer" } } },
             "orphaned": { "type": "boolean" },
+            "snooze": { "type": "object", "required": ["until", "by"], "properties": {
+                "until": { "type": "integer" }, "by": { "type": "string" } },
+                "description": "an open question's newest snooze: hidden from its author's queue while `until` is ahead, open for everything else" },
             "handedOff": { "type": "boolean", "description": "Claude Code's hook handed it to Claude Code's own dialog: answer it there (an answer here is refused, `handed_to_claude_code`)" },
             "canAnswer": { "type": "boolean" }, "reason": { "type": "string" } } },
         "QuestionList": { "type": "object", "properties": {
             "items": { "type": "array", "maxItems": 50, "items": schema("Question") },
             "total": { "type": "integer", "description": format!("how many questions the whole filter (status, search) holds, not the page; a search is counted up to {SEARCH_TOTAL_CAP} (see totalIsLowerBound)") },
             "totalIsLowerBound": { "type": "boolean", "description": format!("present and true when a search's count stopped at {SEARCH_TOTAL_CAP}: at least `total` questions match (shown as {SEARCH_TOTAL_CAP}+); absent when `total` is exact") },
+            "snoozed": { "type": "integer", "minimum": 1, "description": "how many open questions of the filter a snooze hides now, whichever `snoozed` kept; absent when none" },
+            "snoozedNextReturn": { "type": "integer", "description": "when the first of them comes back (Unix ms)" },
             "cursor": { "type": "string" } } },
+        "SnoozeInput": { "type": "object", "additionalProperties": false, "properties": {
+            "until": { "type": "integer", "description": "Unix ms: back in the queue from then on" },
+            "forSeconds": { "type": "integer", "description": "or a duration from the server's clock" } },
+            "description": "exactly one of `until` or `forSeconds`; the end is ahead of now and at most 90 days away" },
         "Session": { "type": "object", "properties": {
             "sessionId": { "type": "string" }, "projectId": { "type": "string" },
             "kind": { "type": "string", "enum": ["conversation", "execution"] }, "author": { "type": "string" } } },

@@ -63,6 +63,16 @@ pub fn table() -> Vec<Route> {
         ),
         route(
             "POST",
+            "/projects/{projectId}/open-questions/{questionId}/snooze",
+            post(questions::snooze),
+        ),
+        route(
+            "POST",
+            "/projects/{projectId}/open-questions/{questionId}/unsnooze",
+            post(questions::unsnooze),
+        ),
+        route(
+            "POST",
             "/projects/{projectId}/sessions",
             post(sessions::start),
         ),

@@ -24,6 +24,8 @@ pub struct ListParams {
     /// Search words (`domain::search`); validated by the engine's rules.
     q: Option<String>,
     sort: Option<String>,
+    /// `show` (the default: every open question), `hide` or `only` (`engine::snoozed`).
+    snoozed: Option<String>,
 }
 
 impl ListParams {
@@ -36,7 +38,8 @@ impl ListParams {
             .search(self.q.as_deref().unwrap_or(""))?
             .sorted(sort)
             .after(self.cursor.as_deref())
-            .limit(limit);
+            .limit(limit)
+            .snoozed(self.snoozed.as_deref().unwrap_or("show").parse()?);
         query.checked_limit()?;
         query.checked_cursor()?;
         Ok(query)
@@ -173,6 +176,41 @@ pub async fn dismiss(
             .await?
         }
     };
+    Ok(Json(QuestionItem::from_question(&q, &who.actor)))
+}
+
+/// "Not now" (issue 17 part 4): the same author-only rule as dismissing, judged by the
+/// server's clock (a `forSeconds` counts from it), recorded in this server's log even
+/// for a question an upstream owns: the snooze hides it here and changes nothing there.
+pub async fn snooze(
+    State(st): State<AppState>,
+    who: InProject,
+    ApiPath((_, question_id)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<crate::domain::snooze::SnoozeInput>,
+) -> ApiResult<Json<QuestionItem>> {
+    let (actor, project) = (who.actor.clone(), who.project.clone());
+    let q = st
+        .write(move |e| {
+            let now = crate::engine::sqlite::now_ms();
+            e.snooze(&actor, Some(&project), &question_id, &body, now)
+        })
+        .await?;
+    Ok(Json(QuestionItem::from_question(&q, &who.actor)))
+}
+
+/// Ends a snooze now: the author's, `not_snoozed` (409) when none holds the question.
+pub async fn unsnooze(
+    State(st): State<AppState>,
+    who: InProject,
+    ApiPath((_, question_id)): ApiPath<(String, String)>,
+) -> ApiResult<Json<QuestionItem>> {
+    let (actor, project) = (who.actor.clone(), who.project.clone());
+    let q = st
+        .write(move |e| {
+            let now = crate::engine::sqlite::now_ms();
+            e.unsnooze(&actor, Some(&project), &question_id, now)
+        })
+        .await?;
     Ok(Json(QuestionItem::from_question(&q, &who.actor)))
 }
 
