@@ -5,8 +5,10 @@
 //!
 //! `Show` is the default of the wire and of every reader that needs every open question
 //! (an agent's `list_my_questions`, the bridges, `oq watch`): a snoozed question is open.
-//! The person's queue — the TUI's open view, `oq list` — asks `Hide`; `oq list --status
-//! snoozed` and the TUI's snoozed filter ask `Only`.
+//! `oq list` and the list route default to `Show` too: scripts and agents read them, and
+//! an agent must see every open question (the reply's `snoozed` counts the hidden
+//! ones). The person's queue — the TUI's open view — asks `Hide`; `oq list --snoozed`
+//! (`snoozed=only` on the route) asks `Only`.
 
 use crate::domain::{ErrorCode, OqError};
 
