@@ -16,7 +16,7 @@ use axum::routing::{get, post};
 use crossterm::event::KeyCode;
 use oq::domain::OqError;
 use oq::domain::delegation::PauseReason;
-use oq::engine::{ListQuery, StatusFilter};
+use oq::engine::{ListQuery, SnoozeFilter, StatusFilter};
 use oq::source::{HttpSource, Source};
 use oq::tui::auto::{AutoAction, line};
 use oq::tui::effect::{Effect, Msg};
@@ -375,7 +375,7 @@ fn a_stale_auto_delegate_reply_is_dropped() {
     let fresh = m.queue.generation;
     assert!(fx.contains(&Effect::Load {
         id: fresh,
-        query: ListQuery::new(StatusFilter::Open),
+        query: ListQuery::new(StatusFilter::Open).snoozed(SnoozeFilter::Hide),
         pages: 1
     }));
     let fx = update(
@@ -470,7 +470,7 @@ fn an_accepted_command_is_reported_and_reloads_the_queue() {
         vec![
             Effect::Load {
                 id,
-                query: ListQuery::new(StatusFilter::Open),
+                query: ListQuery::new(StatusFilter::Open).snoozed(SnoozeFilter::Hide),
                 pages: 1
             },
             Effect::LoadCounts {

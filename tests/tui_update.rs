@@ -8,7 +8,7 @@ mod tui_fixtures;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers};
 use oq::domain::readiness::ReadinessGate;
 use oq::domain::{AnswerInput, DecisionSource};
-use oq::engine::{ListQuery, Sort, StatusFilter};
+use oq::engine::{ListQuery, SnoozeFilter, Sort, StatusFilter};
 use oq::tui::effect::{Effect, Msg};
 use oq::tui::keymap::{Action, Keymap, KeysConfig};
 use oq::tui::link::LinkError;
@@ -42,7 +42,7 @@ fn start_up_loads_the_first_page_and_the_counts() {
         vec![
             Effect::Load {
                 id: 1,
-                query: ListQuery::new(StatusFilter::Open),
+                query: ListQuery::new(StatusFilter::Open).snoozed(SnoozeFilter::Hide),
                 pages: 1
             },
             Effect::LoadCounts { id: 1 },
@@ -93,7 +93,7 @@ fn the_selection_survives_a_live_update() {
         fx[0],
         Effect::Load {
             id,
-            query: ListQuery::new(StatusFilter::Open),
+            query: ListQuery::new(StatusFilter::Open).snoozed(SnoozeFilter::Hide),
             pages: 1
         }
     );
@@ -255,7 +255,7 @@ fn an_answer_removes_the_draft_and_reloads() {
             },
             Effect::Load {
                 id: g,
-                query: ListQuery::new(StatusFilter::Open),
+                query: ListQuery::new(StatusFilter::Open).snoozed(SnoozeFilter::Hide),
                 pages: 1
             },
             Effect::LoadCounts {
@@ -606,7 +606,7 @@ fn filter_cycles_and_reloads() {
         fx[0],
         Effect::Load {
             id: m.queue.generation,
-            query: ListQuery::new(StatusFilter::Open),
+            query: ListQuery::new(StatusFilter::Open).snoozed(SnoozeFilter::Hide),
             pages: 1
         }
     );
@@ -621,7 +621,10 @@ fn search_and_sort_ask_the_source_over_the_whole_filter() {
         fx = update(&mut m, ch(c));
     }
     let g = m.queue.generation;
-    let searched = ListQuery::new(StatusFilter::Open).search("guest").unwrap();
+    let searched = ListQuery::new(StatusFilter::Open)
+        .snoozed(SnoozeFilter::Hide)
+        .search("guest")
+        .unwrap();
     assert_eq!(
         fx[0],
         Effect::Load {
@@ -638,7 +641,9 @@ fn search_and_sort_ask_the_source_over_the_whole_filter() {
         fx[0],
         Effect::Load {
             id: m.queue.generation,
-            query: ListQuery::new(StatusFilter::Open).sorted(Sort::Newest),
+            query: ListQuery::new(StatusFilter::Open)
+                .snoozed(SnoozeFilter::Hide)
+                .sorted(Sort::Newest),
             pages: 1
         }
     );
@@ -691,7 +696,9 @@ fn scrolling_near_the_end_loads_the_next_page_once() {
         more,
         vec![Effect::LoadMore {
             id,
-            query: ListQuery::new(StatusFilter::Open).after(Some("c50")),
+            query: ListQuery::new(StatusFilter::Open)
+                .snoozed(SnoozeFilter::Hide)
+                .after(Some("c50")),
         }]
     );
     let items: Vec<_> = (50..100)
@@ -1061,4 +1068,49 @@ fn a_g_still_loading_is_dropped_when_the_filter_changes() {
         m.selected, 0,
         "the selection stays at the top of the new filter"
     );
+}
+
+#[test]
+fn the_open_view_hides_the_snoozed_counts_them_and_reloads_when_one_returns() {
+    let mut m = me();
+    let page = QuestionList {
+        items: m.queue.items.clone(),
+        total: m.queue.items.len() as u64,
+        total_is_lower_bound: false,
+        snoozed: 2,
+        snoozed_next_return: Some(NOW + 60_000),
+        cursor: None,
+    };
+    let id = m.queue.generation;
+    update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: false,
+            page: Ok(page),
+        },
+    );
+    assert_eq!(m.list_query().snoozed, SnoozeFilter::Hide);
+    let screen = text(&render(&m, &Theme::default(), 100, 24));
+    assert!(screen.contains("· 2 snoozed"), "{screen}");
+
+    // Before the first return, the second's tick changes nothing of the list.
+    let fx = update(&mut m, Msg::Tick { now: NOW + 59_999 });
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::Load { .. })),
+        "{fx:?}"
+    );
+    // At it, the view reloads: the question is back on its own.
+    let fx = update(&mut m, Msg::Tick { now: NOW + 60_000 });
+    assert!(
+        fx.iter().any(
+            |e| matches!(e, Effect::Load { query, .. } if query.snoozed == SnoozeFilter::Hide)
+        ),
+        "{fx:?}"
+    );
+    assert_eq!(m.queue.snoozed_next_return, None);
+
+    // Other views show every question, snoozed or not.
+    update(&mut m, ch('f'));
+    assert_eq!(m.list_query().snoozed, SnoozeFilter::Show);
 }

@@ -187,7 +187,8 @@ async fn drive<S: Source + Clone + 'static, T: Tty>(
     draw(tty, model, theme)?;
 
     while !model.quit {
-        let counting = model.countdown_on_screen();
+        // The second also wakes the open view when a snooze ends.
+        let counting = model.countdown_on_screen() || model.queue.snoozed_next_return.is_some();
         let msg = tokio::select! {
             ev = tty.next_event() => event_msg(ev),
             Some(m) = rx.recv() => Some(m),

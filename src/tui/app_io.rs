@@ -32,6 +32,8 @@ pub(super) async fn load_pages<S: Source>(
         list.cursor = next.cursor;
         list.total = next.total;
         list.total_is_lower_bound = next.total_is_lower_bound;
+        list.snoozed = next.snoozed;
+        list.snoozed_next_return = next.snoozed_next_return;
     }
     Ok(list)
 }

@@ -90,6 +90,10 @@ pub struct Queue {
     pub total: u64,
     /// `total` is where a search's count stopped: at least that many.
     pub total_is_lower_bound: bool,
+    /// The open questions a snooze hides from this view now (issue 17 part 4), and when
+    /// the first comes back: the view reloads then.
+    pub snoozed: u64,
+    pub snoozed_next_return: Option<i64>,
     pub cursor: Option<String>,
     pub loaded_once: bool,
     /// Generation of the list in flight or last applied; replies with another are stale.
@@ -329,7 +333,15 @@ impl Model {
     /// The search keys only let through text that parses, so a refusal here cannot
     /// happen; were it to, the list is loaded unsearched rather than not at all.
     pub fn list_query(&self) -> ListQuery {
-        let base = ListQuery::new(self.filter).sorted(self.sort).limit(PAGE);
+        // The person's queue hides what they snoozed; other views show everything.
+        let snoozed = match self.filter {
+            crate::engine::StatusFilter::Open => crate::engine::SnoozeFilter::Hide,
+            _ => crate::engine::SnoozeFilter::Show,
+        };
+        let base = ListQuery::new(self.filter)
+            .sorted(self.sort)
+            .limit(PAGE)
+            .snoozed(snoozed);
         base.clone().search(&self.search).unwrap_or(base)
     }
 

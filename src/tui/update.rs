@@ -56,6 +56,8 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     }
                     model.queue.total = list.total;
                     model.queue.total_is_lower_bound = list.total_is_lower_bound;
+                    model.queue.snoozed = list.snoozed;
+                    model.queue.snoozed_next_return = list.snoozed_next_return;
                     model.queue.cursor = list.cursor;
                     model.queue.loaded_once = true;
                     model.reselect();
@@ -163,6 +165,12 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 }
                 Err(e) => error(model, format!("the editor failed: {e}")),
             }
+        }
+        Msg::Tick { now } if model.queue.snoozed_next_return.is_some_and(|t| t <= now) => {
+            // A snooze ended: the question is back in the open view on its own.
+            model.queue.snoozed_next_return = None;
+            fx = super::reload::reload(model);
+            super::auto::on_msg(model, Msg::Tick { now }, &mut fx);
         }
         m @ (Msg::AutoDelegate { .. } | Msg::AutoCommanded { .. } | Msg::Tick { .. }) => {
             super::auto::on_msg(model, m, &mut fx)

@@ -84,6 +84,9 @@ fn draw_open(
     } else {
         format!("{noun} ({total})")
     };
+    if model.queue.snoozed > 0 && model.filter == StatusFilter::Open {
+        title.push_str(&format!(" · {} snoozed", model.queue.snoozed));
+    }
     if model.sort != Sort::Oldest {
         title.push_str(&format!(" · {}", sort_label(model.sort)));
     }
