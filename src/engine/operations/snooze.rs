@@ -4,7 +4,7 @@
 //! own, and the server's clock decides for every remote client.
 
 use crate::domain::snooze::{SnoozeInput, decide_snooze, decide_unsnooze};
-use crate::domain::{Actor, OqError, Question};
+use crate::domain::{Actor, Event, OqError, Question};
 use crate::engine::store::Store;
 
 use super::{Engine, new_event, question_in};
@@ -21,19 +21,10 @@ impl<S: Store> Engine<S> {
         input: &SnoozeInput,
         now: i64,
     ) -> Result<Question, OqError> {
-        let owned = (
-            project_id.map(str::to_string),
-            actor.clone(),
-            question_id.to_string(),
-            input.clone(),
-        );
-        self.store.transact(move |view| {
-            let (project, actor, id, input) = &owned;
-            let q = question_in(view, project.as_deref(), id)?;
-            let event = decide_snooze(&q, actor, input, now)?;
-            Ok((vec![new_event(&q.project_id, actor, event)], ()))
-        })?;
-        self.question(project_id, question_id)
+        let input = input.clone();
+        self.record_on(actor, project_id, question_id, move |q, actor| {
+            decide_snooze(q, actor, &input, now)
+        })
     }
 
     /// Ends the question's snooze now: back in the queue. `not_snoozed` when no snooze
@@ -45,6 +36,20 @@ impl<S: Store> Engine<S> {
         question_id: &str,
         now: i64,
     ) -> Result<Question, OqError> {
+        self.record_on(actor, project_id, question_id, move |q, actor| {
+            decide_unsnooze(q, actor, now)
+        })
+    }
+
+    /// The one event `decide` makes of the question as the write transaction reads it,
+    /// appended; then the question as it is after it.
+    fn record_on(
+        &self,
+        actor: &Actor,
+        project_id: Option<&str>,
+        question_id: &str,
+        decide: impl FnOnce(&Question, &Actor) -> Result<Event, OqError> + Send + 'static,
+    ) -> Result<Question, OqError> {
         let owned = (
             project_id.map(str::to_string),
             actor.clone(),
@@ -53,7 +58,7 @@ impl<S: Store> Engine<S> {
         self.store.transact(move |view| {
             let (project, actor, id) = &owned;
             let q = question_in(view, project.as_deref(), id)?;
-            let event = decide_unsnooze(&q, actor, now)?;
+            let event = decide(&q, actor)?;
             Ok((vec![new_event(&q.project_id, actor, event)], ()))
         })?;
         self.question(project_id, question_id)
