@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use oq::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, Event, Role, SessionKind};
-use oq::engine::sqlite::{APPLICATION_ID, MIGRATIONS, STORE_FILE};
+use oq::engine::sqlite::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS, STORE_FILE};
 use oq::engine::{EngineConfig, ListQuery, LocalEngine, Sort, SqliteStore, StatusFilter};
 use oq::source::{LocalSource, Source};
 use rusqlite::Connection;
@@ -322,7 +322,7 @@ fn a_version_6_store_is_searchable_after_its_migration() {
 }
 
 /// A store of schema v9 (the open set without its asker): opened by this binary it
-/// migrates to v10, every open row takes its asker from its declaration, the queue by
+/// migrates to the latest schema, every open row takes its asker from its declaration, the queue by
 /// asker pages through the new index in (asker, position) order, what is declared
 /// afterwards joins it in place, and `oq store check` finds the index true to the log.
 #[test]
@@ -362,7 +362,7 @@ fn a_version_9_store_sorts_by_asker_after_its_migration() {
         }
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.migrated(), Some((9, 10)));
+    assert_eq!(store.migrated(), Some((9, LATEST_VERSION)));
     let e = LocalEngine::new(store, EngineConfig::default());
     e.start_session(
         &Actor::person("carol"),

@@ -228,3 +228,71 @@ async fn bad_filters_are_refused_by_name_and_the_route_is_scoped() {
     );
     s.stop().await;
 }
+
+/// A search every decision matches stops counting at the cap and says so
+/// (`totalIsLowerBound`, as the list route does), its pages still walk the history
+/// without overlap; a rare word and a date bound count exactly; the HTTP source carries
+/// the flag to the CLI and the TUI.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_common_search_of_the_history_says_its_total_is_a_lower_bound() {
+    let s = TestServer::start().await;
+    let w = seed(&s).await;
+    let many = oq::engine::SEARCH_TOTAL_CAP as usize + 1;
+    for chunk in (0..many).collect::<Vec<_>>().chunks(25) {
+        let posts = chunk.iter().map(|i| {
+            let body = json!({"pergunta": format!("Routine question number {i}?"), "sessionId": w.conversation});
+            s.post(CRIATIVO, "/projects/loja/open-questions", body)
+        });
+        let declared: Vec<String> = futures_util::future::join_all(posts)
+            .await
+            .iter()
+            .map(|r| id_of(r, "questionId"))
+            .collect();
+        let answers = declared.iter().map(|id| {
+            let (s, path) = (&s, format!("/projects/loja/open-questions/{id}/answer"));
+            async move { s.post(ANA, &path, json!({"resposta": "as usual"})).await }
+        });
+        for r in futures_util::future::join_all(answers).await {
+            must(&r, 200);
+        }
+    }
+    let get = |query: &str| {
+        let (s, path) = (&s, format!("/projects/loja/decisions?{query}"));
+        async move { s.get(ANA, &path).await }
+    };
+    let cap = json!(oq::engine::SEARCH_TOTAL_CAP);
+    let r = get("q=routine").await;
+    let first = must(&r, 200).clone();
+    assert_eq!(
+        (&first["total"], &first["totalIsLowerBound"]),
+        (&cap, &json!(true))
+    );
+    assert_eq!(ids(&first).len(), 50);
+    let cursor = first["cursor"].as_str().unwrap();
+    let r = get(&format!("q=routine&cursor={cursor}")).await;
+    let next = must(&r, 200);
+    assert_eq!(next["totalIsLowerBound"], true);
+    assert_eq!(ids(next).len(), 50);
+    assert!(ids(next).iter().all(|id| !ids(&first).contains(id)));
+    // A rare word among the common one: exact, no flag.
+    let r = get("q=routine+1000").await;
+    let rare = must(&r, 200);
+    assert_eq!(rare["total"], 1);
+    assert!(rare.get("totalIsLowerBound").is_none(), "{rare}");
+    // No search, or only a date: the exact count of the history.
+    for query in ["", "since=2000-01-01"] {
+        let r = get(query).await;
+        let all = must(&r, 200);
+        assert_eq!(all["total"], many, "{query}");
+        assert!(all.get("totalIsLowerBound").is_none(), "{query}: {all}");
+    }
+    let source = oq::source::HttpSource::new(&s.base, s.token(ANA)).unwrap();
+    let q = oq::engine::DecisionQuery::parse(Some("routine"), None, None, None).unwrap();
+    let page = oq::source::Source::decisions(&source, Some("loja"), &q)
+        .await
+        .unwrap();
+    assert!(page.total_is_lower_bound);
+    assert_eq!(page.total, oq::engine::SEARCH_TOTAL_CAP);
+    assert_eq!(page.total_text(50), "1000+");
+    s.stop().await;
+}

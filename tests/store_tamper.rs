@@ -179,12 +179,14 @@ fn a_store_from_before_the_chain_is_chained_once_on_open() {
     let heads = door(dir, &["store", "head", "--json"]).json();
     // The store as version 6 wrote it: no chain column.
     let conn = rusqlite::Connection::open(store_file(dir)).unwrap();
-    // (and without the search index of version 8, the settlement index of version 9 and
-    // the open set's asker of version 10, which come after it; v10 replaces the two
+    // (and without the search index of version 8, the settlement index of version 9,
+    // the open set's asker of version 10 and the settlements by time of version 11,
+    // which come after it; v10 replaces the two
     // triggers that read the asker, so stand-ins are enough for it to drop)
     conn.execute_batch(
         "DROP TRIGGER events_derive_search_declared; DROP TRIGGER events_derive_search_answered;
          DROP TABLE question_search; DROP INDEX events_settled_by_project;
+         DROP INDEX events_settled_at;
          DROP TRIGGER events_derive_declared; DROP TRIGGER open_questions_guard_insert;
          DROP INDEX open_questions_by_asker; ALTER TABLE open_questions DROP COLUMN autor;
          CREATE TRIGGER events_derive_declared AFTER INSERT ON events WHEN 0 BEGIN SELECT 1; END;

@@ -56,3 +56,51 @@ fn the_view_asks_the_history_and_its_filter_line_narrows_it() {
     update(&mut m, key(KeyCode::Esc));
     assert!(!m.decisions.open);
 }
+
+/// A search whose count stopped at the cap: the title says "1000+", not a false total.
+#[test]
+fn a_capped_count_is_shown_as_a_lower_bound() {
+    let mut m = loaded("dev-a", sample("dev-a"));
+    let fx = update(&mut m, ch('D'));
+    let Some(Effect::LoadDecisions { id, .. }) = fx.first() else {
+        panic!("{fx:?}")
+    };
+    let done = answered(sample("dev-a").remove(0), "dev-a", true, "Pix", 5);
+    let page = |total_is_lower_bound| QuestionList {
+        items: vec![done.clone()],
+        total: 1000,
+        total_is_lower_bound,
+        snoozed: 0,
+        snoozed_next_return: None,
+        cursor: Some("c".into()),
+    };
+    let id = *id;
+    let theme = oq::tui::theme::Theme::embedded("dark").unwrap();
+    let title = |m: &oq::tui::model::Model| text(&render(m, &theme, 120, 40));
+    update(
+        &mut m,
+        Msg::Decisions {
+            id,
+            append: false,
+            page: Ok(page(true)),
+        },
+    );
+    assert!(
+        title(&m).contains("Decisions (1 of 1000+ loaded)"),
+        "{}",
+        title(&m)
+    );
+    update(
+        &mut m,
+        Msg::Decisions {
+            id,
+            append: false,
+            page: Ok(page(false)),
+        },
+    );
+    assert!(
+        title(&m).contains("Decisions (1 of 1000 loaded)"),
+        "{}",
+        title(&m)
+    );
+}

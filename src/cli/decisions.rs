@@ -187,9 +187,40 @@ fn human(list: &QuestionList) -> String {
             out.push_str(&format!("  affects: {affects}\n"));
         }
     }
-    out.push_str(&format!("{} of {}\n", list.items.len(), list.total));
+    let shown = list.items.len();
+    out.push_str(&format!("{shown} of {}\n", list.total_text(shown as u64)));
     if let Some(c) = &list.cursor {
         out.push_str(&format!("more: --cursor {c}\n"));
     }
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn list(total: u64, total_is_lower_bound: bool) -> QuestionList {
+        let answered = serde_json::json!({
+            "questionId": "q-1", "projectId": "p1", "sessionId": "s1", "sessionAuthor": "ana",
+            "pergunta": "Which cache?", "afeta": {}, "autor": "po", "source": "opencode",
+            "status": "answered", "createdAt": 0, "canAnswer": false,
+            "answer": {"resposta": "Valkey", "aceitouSugestao": false, "decisionEventId": "d",
+                       "respondidaPor": "ana", "answeredAt": 0, "decisionSource": "person"}
+        });
+        QuestionList {
+            items: vec![serde_json::from_value(answered).expect("a question item")],
+            total,
+            total_is_lower_bound,
+            snoozed: 0,
+            snoozed_next_return: None,
+            cursor: Some("c".into()),
+        }
+    }
+
+    #[test]
+    fn the_closing_line_says_when_a_count_stopped_at_the_cap() {
+        assert!(human(&list(1000, true)).contains("\n1 of 1000+\n"));
+        assert!(human(&list(7, false)).contains("\n1 of 7\n"));
+    }
 }

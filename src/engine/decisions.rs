@@ -175,6 +175,8 @@ pub fn parse_source(text: &str) -> Result<DecisionSource, OqError> {
 pub struct DecisionPage {
     pub items: Vec<(i64, Question)>,
     pub total: u64,
+    /// `total` is where a search's count stopped (`SEARCH_TOTAL_CAP`): at least that many.
+    pub total_is_lower_bound: bool,
 }
 
 /// The `decisionSource` of a settlement row in SQL, for events written before the

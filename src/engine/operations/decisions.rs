@@ -29,8 +29,7 @@ impl<S: Store> Engine<S> {
         Ok(ListPage {
             items: items.into_iter().map(|(_, q)| q).collect(),
             total: page.total,
-            // The decision history counts its whole filter (`view/decisions.rs`).
-            total_is_lower_bound: false,
+            total_is_lower_bound: page.total_is_lower_bound,
             cursor,
             snoozed: Default::default(),
         })

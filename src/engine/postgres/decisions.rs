@@ -11,6 +11,7 @@ fn push(params: &mut Vec<Param>, p: Param) -> usize {
     params.len()
 }
 use crate::engine::decisions::{DecisionQuery, source_sql};
+use crate::engine::list::SEARCH_TOTAL_CAP;
 
 const FROM: &str = "oq.events st JOIN oq.events d ON d.type = 'artifact.open_question'
                                                  AND d.question_id = st.question_id";
@@ -52,7 +53,14 @@ pub(super) fn decisions_sql(
         filter.push_str(&format!(" AND (d.payload->>'autor') = ${n}"));
     }
     search_filter(q.search.as_ref(), &mut filter, &mut params);
-    let count = format!("SELECT count(*) FROM {FROM} WHERE {filter}");
+    // A search is counted to one past the cap, as the list's is (each word an ILIKE).
+    let count = match q.search {
+        Some(_) => format!(
+            "SELECT count(*) FROM (SELECT 1 FROM {FROM} WHERE {filter} LIMIT {}) AS capped",
+            SEARCH_TOTAL_CAP + 1
+        ),
+        None => format!("SELECT count(*) FROM {FROM} WHERE {filter}"),
+    };
     let count_params = params.clone();
     if let Some(after) = after {
         let n = push(&mut params, Param::Int(after));

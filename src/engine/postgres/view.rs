@@ -237,9 +237,12 @@ impl StoreView for PgView<'_> {
                 ))
             })
             .collect::<Result<_, OqError>>()?;
+        let counted = self.count(&sql.count, &refs(&sql.count_params))?;
+        let capped = query.search.is_some() && counted > SEARCH_TOTAL_CAP;
         Ok(DecisionPage {
             items,
-            total: self.count(&sql.count, &refs(&sql.count_params))?,
+            total: if capped { SEARCH_TOTAL_CAP } else { counted },
+            total_is_lower_bound: capped,
         })
     }
 

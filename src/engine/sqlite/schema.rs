@@ -23,6 +23,7 @@ pub const MIGRATIONS: &[&str] = &[
     V8_QUESTION_SEARCH,
     V9_SETTLEMENTS_BY_PROJECT,
     V10_OPEN_BY_ASKER,
+    V11_SETTLED_BY_TIME,
 ];
 
 /// The version whose step is followed by chaining the existing history (`chain.rs`,
@@ -428,4 +429,13 @@ BEGIN
     INSERT INTO question_links (kind, target, question_id)
     SELECT DISTINCT 'task', value, NEW.question_id FROM json_each(NEW.payload, '$.afeta.tarefas');
 END;
+"#;
+
+/// Version 11: a project's settlements by time, so the decision history's `since` is a
+/// range of an index (its count an index count, the page's walk bounded by the first
+/// settlement in it) instead of a test of every settlement's `at` (180 ms among 500,000
+/// decisions). Derived like the other indexes; it decides nothing.
+pub const V11_SETTLED_BY_TIME: &str = r#"
+CREATE INDEX events_settled_at ON events(project_id, at)
+ WHERE type IN ('open_question.answered', 'open_question.closed');
 "#;

@@ -68,6 +68,7 @@ pub(super) fn loaded(model: &mut Model, id: u64, append: bool, page: Result<Ques
                 d.scroll = 0;
             }
             d.total = list.total;
+            d.total_is_lower_bound = list.total_is_lower_bound;
             d.cursor = list.cursor;
             d.error = None;
             d.selected = d.selected.min(d.items.len().saturating_sub(1));
@@ -76,6 +77,7 @@ pub(super) fn loaded(model: &mut Model, id: u64, append: bool, page: Result<Ques
             if !append {
                 d.items.clear();
                 d.total = 0;
+                d.total_is_lower_bound = false;
                 d.cursor = None;
             }
             d.error = Some(e);

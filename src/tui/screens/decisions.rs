@@ -11,6 +11,8 @@ pub struct DecisionsView {
     pub open: bool,
     pub items: Vec<QuestionItem>,
     pub total: u64,
+    /// `total` is where a search's count stopped: at least that many (shown "1000+").
+    pub total_is_lower_bound: bool,
     pub cursor: Option<String>,
     pub loaded_once: bool,
     pub loading_more: bool,

@@ -48,10 +48,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme, two
 fn draw_list(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
     let d = &model.decisions;
     let loaded = d.items.len() as u64;
-    let mut title = if loaded < d.total {
-        format!("Decisions ({loaded} of {} loaded)", d.total)
+    let total = crate::wire::total_text(d.total, d.total_is_lower_bound, loaded);
+    let mut title = if loaded < d.total || d.total_is_lower_bound {
+        format!("Decisions ({loaded} of {total} loaded)")
     } else {
-        format!("Decisions ({})", d.total)
+        format!("Decisions ({total})")
     };
     if !d.filter_text.is_empty() {
         title.push_str(&format!(" · {}", d.filter_text));

@@ -13,7 +13,6 @@ use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, question_from_row}
 use super::snoozes;
 use super::words;
 use crate::domain::OqError;
-use crate::domain::search::Search;
 use crate::engine::list::{SEARCH_TOTAL_CAP, Sort};
 use crate::engine::store::{QuestionPage, QuestionQuery, StatusFilter};
 
@@ -133,35 +132,6 @@ impl Plan {
     }
 }
 
-/// `AND {seq} IN (…)` per search word, through the FTS5 trigram index (`question_search`
-/// rows are keyed by the declaration's log position): a word of 3 characters or more is
-/// a phrase `MATCH`, a shorter one a `LIKE` over the same table. The list and the
-/// decision history share it.
-pub(super) fn search_filter(
-    seq: &str,
-    search: Option<&Search>,
-    filter: &mut String,
-    params: &mut Vec<(String, Value)>,
-) {
-    let words = search.map(|s| s.words()).unwrap_or_default();
-    for (i, word) in words.iter().enumerate() {
-        let name = format!(":w{i}");
-        let (test, value, escape) = if word.chars().count() >= 3 {
-            (
-                "question_search MATCH",
-                format!("\"{}\"", word.replace('"', "\"\"")),
-                "",
-            )
-        } else {
-            ("body LIKE", Search::like_pattern(word), " ESCAPE '\\'")
-        };
-        filter.push_str(&format!(
-            " AND {seq} IN (SELECT qseq FROM question_search WHERE {test} {name}{escape})"
-        ));
-        params.push((name, Value::Text(value)));
-    }
-}
-
 pub(super) fn bound(params: &[(String, Value)]) -> Vec<(&str, &dyn rusqlite::ToSql)> {
     params
         .iter()
@@ -262,6 +232,7 @@ fn page_sql(plan: &Plan, q: &QuestionQuery<'_>) -> (String, Vec<(String, Value)>
 mod tests {
     use super::words::{Test, choose};
     use super::*;
+    use crate::domain::search::Search;
 
     /// 1,001 open questions in `loja` (one more than the cap), every one of them
     /// "Routine questão number N", asked by `po` or `criativo` in turn.

@@ -55,8 +55,9 @@ fn held_by(conn: &Connection, word: &str) -> rusqlite::Result<u64> {
     Ok(n as u64)
 }
 
-/// One [`Test`] per word, in the words' order (see the module's rule).
-pub(super) fn choose(conn: &Connection, words: &[String]) -> rusqlite::Result<Vec<Test>> {
+/// The word that drives the query through the index: the rarest indexable one, if the
+/// index holds it in at most [`SEARCH_TOTAL_CAP`] rows (see the module's rule).
+pub(super) fn driver(conn: &Connection, words: &[String]) -> rusqlite::Result<Option<usize>> {
     let mut rarest: Option<(usize, u64)> = None;
     for (i, word) in words.iter().enumerate() {
         if indexable(word) {
@@ -66,10 +67,14 @@ pub(super) fn choose(conn: &Connection, words: &[String]) -> rusqlite::Result<Ve
             }
         }
     }
-    let driver = rarest
+    Ok(rarest
         .filter(|&(_, n)| n <= SEARCH_TOTAL_CAP)
-        .map(|(i, _)| i);
-    Ok(words
+        .map(|(i, _)| i))
+}
+
+/// One [`Test`] per word, in the words' order, given the [`driver`].
+pub(super) fn tests(words: &[String], driver: Option<usize>) -> Vec<Test> {
+    words
         .iter()
         .enumerate()
         .map(|(i, word)| {
@@ -79,7 +84,12 @@ pub(super) fn choose(conn: &Connection, words: &[String]) -> rusqlite::Result<Ve
                 Test::Row
             }
         })
-        .collect())
+        .collect()
+}
+
+/// One [`Test`] per word, in the words' order (see the module's rule).
+pub(super) fn choose(conn: &Connection, words: &[String]) -> rusqlite::Result<Vec<Test>> {
+    Ok(tests(words, driver(conn, words)?))
 }
 
 /// `AND …` per word, as `tests` says. `seq` is the declaration's log position as the
