@@ -21,6 +21,7 @@ mod fault;
 mod flush;
 mod health;
 mod init;
+mod lazy;
 mod open;
 pub mod raw;
 mod readers;
@@ -46,6 +47,7 @@ pub use fault::busy_timeout;
 use health::Health;
 pub use health::Standing;
 pub use init::Initialised;
+use lazy::{LazyWriter, Spare};
 use readers::Readers;
 pub use schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 pub use verify::{Break, Head, Tamper, Verified};
@@ -79,7 +81,8 @@ pub enum Flush {
 }
 
 pub struct SqliteStore {
-    writer: Writer,
+    /// Started on the first write (`lazy.rs`): a process that only reads has none.
+    writer: LazyWriter,
     readers: Readers,
     path: PathBuf,
     health: Arc<Health>,
@@ -145,9 +148,10 @@ impl SqliteStore {
         if !altered.is_empty() {
             health.damage(&format!("its schema was altered ({})", altered.join("; ")));
         }
+        let spare = Spare::new(conn);
         Ok(SqliteStore {
-            writer: Writer::new(conn, None, health.clone())?,
-            readers: Readers::new(path),
+            writer: LazyWriter::new(path, spare.clone(), health.clone()),
+            readers: Readers::new(path, spare),
             path: path.to_path_buf(),
             health,
             migrated,
@@ -224,9 +228,14 @@ impl SqliteStore {
             health,
             migrated,
         } = self;
-        drop(writer);
+        let spare = writer.into_spare();
         Ok(SqliteStore {
-            writer: Writer::new(conn, Some((wal, checkpoints)), health.clone())?,
+            writer: LazyWriter::started(
+                &path,
+                spare,
+                health.clone(),
+                Writer::new(conn, Some((wal, checkpoints)), health.clone())?,
+            ),
             readers,
             path,
             health,
@@ -237,6 +246,13 @@ impl SqliteStore {
     /// A read connection (`readers.rs`: opened on first need).
     fn reader(&self) -> Result<readers::Reader<'_>, OqError> {
         self.readers.get()
+    }
+
+    /// Whether this process started its writer (`lazy.rs`), and whether the open's
+    /// connection is still unclaimed.
+    #[cfg(test)]
+    pub fn writer_state(&self) -> (bool, bool) {
+        (self.writer.if_started().is_some(), self.writer.spare_left())
     }
 
     /// How many read connections this process has open and idle.
@@ -256,7 +272,9 @@ impl Store for SqliteStore {
         tx.finish()?;
         // Nothing read leaves before it is on disk (see `flush.rs`), and nothing at all
         // once a flush failed.
-        self.writer.durability().wait_for_commits_so_far();
+        if let Some(writer) = self.writer.if_started() {
+            writer.durability().wait_for_commits_so_far();
+        }
         self.health.readable()?;
         Ok(out)
     }
@@ -265,7 +283,7 @@ impl Store for SqliteStore {
         &self,
         decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
     ) -> Result<(Vec<StoredEvent>, T), OqError> {
-        self.writer.transact(decide, append_events)
+        self.writer.get()?.transact(decide, append_events)
     }
 
     fn transact_async<T: Send + 'static>(
@@ -273,9 +291,14 @@ impl Store for SqliteStore {
         decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
     ) -> impl Future<Output = Result<(Vec<StoredEvent>, T), OqError>> + Send {
         let (reply, outcome) = tokio::sync::oneshot::channel();
-        self.writer.submit(decide, append_events, move |result| {
-            let _ = reply.send(result);
-        });
+        match self.writer.get() {
+            Ok(writer) => writer.submit(decide, append_events, move |result| {
+                let _ = reply.send(result);
+            }),
+            Err(e) => {
+                let _ = reply.send(Err(e));
+            }
+        }
         async move { outcome.await.map_err(|_| writer::writer_gone())? }
     }
 }

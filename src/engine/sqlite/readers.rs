@@ -15,7 +15,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use rusqlite::Connection;
 
-use super::open_connection;
+use super::lazy::Spare;
 use crate::domain::OqError;
 
 /// Read connections per process at most: reads never wait behind a write batch, and with
@@ -24,6 +24,8 @@ pub const READERS: usize = 3;
 
 pub struct Readers {
     path: PathBuf,
+    /// The open's connection, the first reader unless the writer took it (`lazy.rs`).
+    spare: Spare,
     slots: Vec<Mutex<Option<Connection>>>,
     /// Where a caller that found every slot busy waits next (round robin).
     next: AtomicUsize,
@@ -33,10 +35,11 @@ pub struct Readers {
 pub struct Reader<'a>(MutexGuard<'a, Option<Connection>>);
 
 impl Readers {
-    /// The pool for the store at `path`, no connection open yet.
-    pub fn new(path: &Path) -> Self {
+    /// The pool for the store at `path`, none open yet but the `spare` it may take.
+    pub fn new(path: &Path, spare: Spare) -> Self {
         Readers {
             path: path.to_path_buf(),
+            spare,
             slots: (0..READERS).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
         }
@@ -62,7 +65,7 @@ impl Readers {
             }
         };
         if guard.is_none() {
-            let conn = open_connection(&self.path)?;
+            let conn = self.spare.take_or_open(&self.path)?;
             conn.pragma_update(None, "query_only", "ON")
                 .map_err(OqError::from)?;
             *guard = Some(conn);
@@ -124,7 +127,10 @@ mod tests {
     #[test]
     fn readers_held_at_once_each_get_a_connection_up_to_the_cap() {
         let (dir, _store) = store();
-        let readers = Readers::new(&dir.path().join(crate::engine::sqlite::STORE_FILE));
+        let readers = Readers::new(
+            &dir.path().join(crate::engine::sqlite::STORE_FILE),
+            Spare::default(),
+        );
         let (a, b) = (readers.get().unwrap(), readers.get().unwrap());
         assert_eq!(readers.opened(), 0, "held slots are not counted as free");
         drop((a, b));
@@ -145,7 +151,10 @@ mod tests {
     #[test]
     fn every_reader_refuses_writes() {
         let (dir, _store) = store();
-        let readers = Readers::new(&dir.path().join(crate::engine::sqlite::STORE_FILE));
+        let readers = Readers::new(
+            &dir.path().join(crate::engine::sqlite::STORE_FILE),
+            Spare::default(),
+        );
         let reader = readers.get().unwrap();
         let err = reader.execute("DELETE FROM events", []).unwrap_err();
         assert!(err.to_string().contains("readonly"), "{err}");
