@@ -1114,3 +1114,79 @@ fn the_open_view_hides_the_snoozed_counts_them_and_reloads_when_one_returns() {
     update(&mut m, ch('f'));
     assert_eq!(m.list_query().snoozed, SnoozeFilter::Show);
 }
+
+/// `G` while a reload is in flight: no page is appended to rows the reload will replace
+/// (its reply could land after the page and throw it away, leaving "50 of 53 loaded"
+/// with `G` done); the pages load after the reload's reply, and `G` lands on the last.
+#[test]
+fn g_during_a_reload_waits_for_it_and_still_reaches_the_last_question() {
+    let mut m = Model::new("dev-a", "local", None, NOW, Keymap::default());
+    init(&mut m);
+    let rows = |from: usize, n: usize| -> Vec<_> {
+        (from..from + n)
+            .map(|i| question(&format!("q-{i}"), "dev-a", "dev-a", "Q", None, 1))
+            .collect()
+    };
+    let page = |items, cursor: Option<&str>| QuestionList {
+        items,
+        total: 53,
+        total_is_lower_bound: false,
+        snoozed: 0,
+        snoozed_next_return: None,
+        cursor: cursor.map(str::to_string),
+    };
+    let id = m.queue.generation;
+    let first = || Ok(page(rows(0, 50), Some("c50")));
+    update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: false,
+            page: first(),
+        },
+    );
+    // The store changed: a reload of the loaded page goes out.
+    let before = m.queue.generation;
+    let fx = update(
+        &mut m,
+        Msg::Revision {
+            now: NOW,
+            revision: Ok(7),
+        },
+    );
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::Load { .. })),
+        "{fx:?}"
+    );
+    assert!(m.queue.generation > before);
+    let id = m.queue.generation;
+    let fx = update(&mut m, ch('G'));
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::LoadMore { .. })),
+        "no page on top of rows being replaced: {fx:?}"
+    );
+    let fx = update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: false,
+            page: first(),
+        },
+    );
+    let Some(Effect::LoadMore { id: more, query }) =
+        fx.iter().find(|e| matches!(e, Effect::LoadMore { .. }))
+    else {
+        panic!("G goes on after the reload: {fx:?}")
+    };
+    assert_eq!((*more, query.cursor.as_deref()), (id, Some("c50")));
+    update(
+        &mut m,
+        Msg::Loaded {
+            id,
+            append: true,
+            page: Ok(page(rows(50, 3), None)),
+        },
+    );
+    assert_eq!(m.queue.items.len(), 53);
+    assert_eq!(m.current().unwrap().question_id, "q-52");
+}

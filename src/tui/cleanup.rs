@@ -60,6 +60,7 @@ pub fn abort_open_work(model: &mut Model, reason: &ExitReason) -> Vec<Effect> {
         });
     }
     model.queue.loading_more = false;
+    model.queue.reloading = false;
     // The draft: on disk before anything else happens to the form.
     draft_changed(model, &mut fx);
     // The session ends with the field open over its own interaction pause: lifted, or

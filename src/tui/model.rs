@@ -99,6 +99,10 @@ pub struct Queue {
     /// Generation of the list in flight or last applied; replies with another are stale.
     pub generation: u64,
     pub loading_more: bool,
+    /// The list of this generation is being fetched again from its start: no page may be
+    /// appended to the rows it will replace (an appended page could arrive first and be
+    /// thrown away by the replacing reply); `G` waits for it.
+    pub reloading: bool,
     /// `G`/End was pressed: pages keep loading until the last, then the last row is
     /// selected.
     pub to_end: bool,

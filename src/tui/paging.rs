@@ -17,14 +17,17 @@ const LOADING_TO_END: &str = "loading every question to the last…";
 
 /// Asks for the next page once the selection is within half a page of the loaded end.
 pub(super) fn maybe_load_more(model: &mut Model, fx: &mut Vec<Effect>) {
-    if model.queue.loading_more || model.selected + PAGE / 2 < model.rows() {
+    if model.queue.loading_more || model.queue.reloading || model.selected + PAGE / 2 < model.rows()
+    {
         return;
     }
     load_next(model, fx);
 }
 
+/// Asks for the page after the loaded rows; true while one is coming (asked now, asked
+/// already, or after the reload in flight, when `G` goes on).
 fn load_next(model: &mut Model, fx: &mut Vec<Effect>) -> bool {
-    if model.queue.loading_more {
+    if model.queue.loading_more || model.queue.reloading {
         return true;
     }
     let Some(cursor) = model.queue.cursor.clone() else {

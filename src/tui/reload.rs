@@ -23,6 +23,7 @@ pub fn reload(model: &mut Model) -> Vec<Effect> {
 pub(super) fn reload_pages(model: &mut Model, pages: usize) -> Vec<Effect> {
     model.queue.generation += 1;
     model.queue.loading_more = false;
+    model.queue.reloading = true;
     model.counts_generation += 1;
     model.counts_in_flight = true;
     vec![

@@ -47,6 +47,9 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             model.dirty = true;
             model.queue.loading_more = false;
+            if !append {
+                model.queue.reloading = false;
+            }
             match page {
                 Ok(list) => {
                     if append {
@@ -64,6 +67,9 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     super::triage::prune(model);
                     if model.queue.to_end {
                         super::paging::continue_to_end(model, &mut fx);
+                    } else {
+                        // A reload may have replaced rows the selection was near the end of.
+                        super::paging::maybe_load_more(model, &mut fx);
                     }
                     sync_form(model, &mut fx);
                 }
