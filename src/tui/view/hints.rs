@@ -89,6 +89,9 @@ fn pairs(model: &Model) -> Vec<(String, &'static str)> {
                 .current()
                 .filter(|q| q.status == "open" && q.can_answer);
             let mut now = vec![When::Panes];
+            if model.snooze.show && model.filter == crate::engine::StatusFilter::Open {
+                now.push(When::Snoozed);
+            }
             if q.is_some() {
                 now.push(When::Answerable);
             }
