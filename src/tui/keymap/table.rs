@@ -215,15 +215,15 @@ pub const TABLE: &[Row] = &[
         A::Snooze,
         Normal,
         &["z"],
-        "snooze: not now, back at a time (2h, tomorrow 9:00; asks first)",
+        "snooze: not now, back at 2h, tomorrow 9:00… (asks first)",
         &[],
     ),
     row(
         A::ShowSnoozed,
         Normal,
         &["Z"],
-        "list the snoozed questions and when each is back, or the open ones again",
-        &[(W::Snoozed, "open questions")],
+        "show the snoozed and when each is back, or hide them",
+        &[(W::Snoozed, "open view")],
     ),
     row(
         A::Unsnooze,

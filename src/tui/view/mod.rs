@@ -59,7 +59,12 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
     if let Some(s) = &model.triage.screen {
         triage::draw(frame, area, model, s, theme);
     }
-    if let Some(p) = &model.snooze.prompt {
+    if let Some(p) = model
+        .snooze
+        .prompt
+        .as_ref()
+        .filter(|_| model.modal.is_none())
+    {
         snooze::draw(frame, area, model, p, theme);
     }
     if let Some(m) = &model.modal {

@@ -1,22 +1,19 @@
 //! The snooze prompt (`tui::snooze`): a small box in the middle naming the question,
 //! the time being typed, the forms it takes, and why the last Enter was refused; the
-//! keys on its bottom border. Drawn over the panes, under a confirmation.
+//! keys on its bottom border. Drawn over the panes; a confirmation over it takes its
+//! place on screen (the prompt comes back if it is cancelled).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use crate::tui::model::Model;
 use crate::tui::screens::snooze::SnoozePrompt;
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, p: &SnoozePrompt, theme: &Theme) {
-    let w = area.width.saturating_sub(4).min(64);
-    if w < 3 || area.height < 3 {
-        return;
-    }
-    let inner_w = usize::from(w.saturating_sub(2)).max(1);
+    // The question's first line, within the box (`modal::centred`: 64 wide at most).
+    let inner_w = usize::from(area.width.saturating_sub(6).min(62));
     let asked = model
         .queue
         .items
@@ -32,7 +29,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, p: &SnoozePrompt, 
             Span::styled("▏", theme.focus),
         ]),
         Line::styled(
-            "30m · 2h · 1d · tomorrow · tomorrow 9:00 · 18:30 · 2026-12-04 (UTC)",
+            "30m · 2h · 1d · tomorrow 9:00 · 18:30 · 2026-12-04 (UTC)",
             theme.muted,
         ),
     ];
@@ -50,24 +47,6 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, p: &SnoozePrompt, 
         Span::styled("Esc", theme.key_hint),
         Span::styled(" cancels ", theme.muted),
     ]);
-    let rows: usize = lines
-        .iter()
-        .map(|l| l.width().div_ceil(inner_w).max(1))
-        .sum();
-    let h = (rows as u16 + 2).min(area.height);
-    let rect = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
-    frame.render_widget(Clear, rect);
     let title = format!("Snooze {} — not now", p.question_id);
-    let block = super::queues::block(title, true, theme).title_bottom(keys);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(block),
-        rect,
-    );
+    super::modal::centred(frame, area, title, lines, keys, theme);
 }
