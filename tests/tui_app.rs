@@ -9,15 +9,8 @@ mod common;
 use std::path::Path;
 
 use common::tui_app::{App, Start};
-use common::{answered_events, event_count, oq, run};
+use common::{answered_events, demo, event_count, oq, run};
 use crossterm::event::KeyCode;
-
-fn demo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = run(oq(dir.path(), "dev-a").args(["demo", "--quiet"]));
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    dir
-}
 
 fn open_items(dir: &Path) -> Vec<serde_json::Value> {
     let out = run(oq(dir, "dev-a").args(["list", "--json", "--status", "open"]));

@@ -100,14 +100,14 @@ fn undo_and_redo_are_field_keys_and_keep_the_draft_in_step() {
 
 #[test]
 fn the_help_overlay_lists_every_row_of_the_table_with_its_live_keys() {
-    let mut m = me_with(keymap("dismiss = \"z\"\nsubmit = \"ctrl-s\"").unwrap());
+    let mut m = me_with(keymap("dismiss = \"X\"\nsubmit = \"ctrl-s\"").unwrap());
     assert_eq!(m.keymap.help_rows().len(), TABLE.len());
     update(&mut m, ch('?'));
     let s = screen(&m, 200, 60);
     for row in TABLE {
         assert!(s.contains(row.describe), "{:?} missing:\n{s}", row.describe);
     }
-    assert!(line_with(&s, "dismiss without an answer").contains(" z "));
+    assert!(line_with(&s, "dismiss without an answer").contains(" X "));
     assert!(line_with(&s, "send the answer").contains("Ctrl-s"));
     assert!(s.contains("In the answer field") && s.contains("In an options form"));
 }

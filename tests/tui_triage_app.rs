@@ -10,15 +10,8 @@ mod common;
 use std::path::Path;
 
 use common::tui_app::App;
-use common::{answered_events, event_count, oq, run};
+use common::{answered_events, demo, event_count, oq, run};
 use crossterm::event::KeyCode;
-
-fn demo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = run(oq(dir.path(), "dev-a").args(["demo", "--quiet"]));
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    dir
-}
 
 /// The open questions' ids in the TUI's default order (the list's), with their text.
 fn open(dir: &Path) -> Vec<(String, String)> {

@@ -121,10 +121,38 @@ pub fn format_utc_exact(ms: i64) -> String {
     }
 }
 
+/// `Thu 3 Dec 18:00` (UTC, the seconds truncated): a time near enough to need no year,
+/// as the TUI names when a snooze ends.
+pub fn format_day_time(ms: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (days, rest) = (ms.div_euclid(DAY_MS), ms.rem_euclid(DAY_MS) / 60_000);
+    let (_, m, d) = civil_from_days(days);
+    // 1970-01-01 was a Thursday.
+    let weekday = DAYS[days.rem_euclid(7) as usize];
+    let month = MONTHS[(m - 1).clamp(0, 11) as usize];
+    format!("{weekday} {d} {month} {:02}:{:02}", rest / 60, rest % 60)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_near_time_is_named_by_its_weekday() {
+        assert_eq!(format_day_time(0), "Thu 1 Jan 00:00");
+        assert_eq!(
+            format_day_time(parse_utc("2026-12-03T18:00:59Z").unwrap()),
+            "Thu 3 Dec 18:00"
+        );
+        assert_eq!(
+            format_day_time(parse_utc("2026-01-04T09:05:00Z").unwrap()),
+            "Sun 4 Jan 09:05"
+        );
+    }
 
     #[test]
     fn dates_and_times_read_as_utc_milliseconds_and_print_back() {

@@ -195,6 +195,62 @@ pub fn next_morning(now: i64, offset_ms: i64) -> i64 {
     at - offset_ms
 }
 
+/// A "not now" as a person types it in the TUI's prompt, resolved against `now` to the
+/// time the snooze ends (checked as [`SnoozeInput::resolve`] checks it: ahead, within 90
+/// days). Clock times are in the UTC offset given (the TUI passes 0: oq reads and prints
+/// times in UTC). Forms:
+/// - a duration, as [`parse_duration`] reads it: `30m`, `2h`, `1d`;
+/// - `tomorrow` (09:00) or `tomorrow 9:00`, `today 18:30`, a bare `18:30` (today);
+/// - `morning`: the next 09:00 ([`next_morning`]);
+/// - a date or time as [`super::date::parse_utc`] reads it: `2026-12-04T09:00:00Z`.
+pub fn parse_when(text: &str, now: i64, offset_ms: i64) -> Result<i64, OqError> {
+    let t = text.trim().to_ascii_lowercase();
+    let bad = || {
+        OqError::invalid(
+            ErrorCode::InvalidSnooze,
+            format!(
+                "{:?} is not a time: try 30m, 2h, 1d, tomorrow, tomorrow 9:00, 18:30 or 2026-12-04T09:00:00Z",
+                text.trim()
+            ),
+        )
+    };
+    let local_day = (now + offset_ms).div_euclid(DAY_MS) * DAY_MS - offset_ms;
+    let mut words = t.split_whitespace();
+    let until = match (words.next(), words.next(), words.next()) {
+        (None, ..) => return Err(bad()),
+        (Some("morning"), None, _) => next_morning(now, offset_ms),
+        (Some("tomorrow"), None, _) => local_day + DAY_MS + 9 * HOUR_MS,
+        (Some("tomorrow"), Some(at), None) => local_day + DAY_MS + clock(at).ok_or_else(bad)?,
+        (Some("today"), Some(at), None) => local_day + clock(at).ok_or_else(bad)?,
+        (Some(one), None, _) if one.contains(':') && !one.contains('-') => {
+            local_day + clock(one).ok_or_else(bad)?
+        }
+        (Some(one), None, _)
+            if one.starts_with(|c: char| c.is_ascii_digit()) && one.contains('-') =>
+        {
+            super::date::parse_utc(&text.trim().to_ascii_uppercase())?
+        }
+        (Some(one), None, _) => {
+            now.saturating_add(parse_duration(one).map_err(|_| bad())?.saturating_mul(1000))
+        }
+        _ => return Err(bad()),
+    };
+    SnoozeInput::until(until).resolve(now)
+}
+
+/// `9:00`, `18:30` as milliseconds after midnight.
+fn clock(text: &str) -> Option<i64> {
+    let (h, m) = text.split_once(':')?;
+    let digits = |s: &str, max: i64| {
+        (!s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<i64>().ok())
+            .flatten()
+            .filter(|n| *n <= max)
+    };
+    let (h, m) = (digits(h, 23)?, digits(m, 59)?);
+    (text.len() >= 4).then_some(h * HOUR_MS + m * MINUTE_MS)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -278,5 +334,55 @@ mod tests {
             next_morning(day + 10 * HOUR_MS, -3 * HOUR_MS),
             day + 12 * HOUR_MS
         );
+    }
+
+    #[test]
+    fn the_prompt_reads_durations_clock_times_and_dates() {
+        // 2026-01-01T12:00:00Z, a Thursday.
+        let now = 1_767_268_800_000;
+        let day = now - 12 * HOUR_MS;
+        let when = |t: &str| parse_when(t, now, 0);
+        assert_eq!(when("2h").unwrap(), now + 2 * HOUR_MS);
+        assert_eq!(when(" 30m ").unwrap(), now + 30 * MINUTE_MS);
+        assert_eq!(when("tomorrow").unwrap(), day + DAY_MS + 9 * HOUR_MS);
+        assert_eq!(when("Tomorrow 9:00").unwrap(), day + DAY_MS + 9 * HOUR_MS);
+        assert_eq!(
+            when("tomorrow 18:30").unwrap(),
+            day + DAY_MS + 18 * HOUR_MS + 30 * MINUTE_MS
+        );
+        assert_eq!(when("18:00").unwrap(), day + 18 * HOUR_MS);
+        assert_eq!(
+            when("today 13:05").unwrap(),
+            day + 13 * HOUR_MS + 5 * MINUTE_MS
+        );
+        assert_eq!(when("morning").unwrap(), day + DAY_MS + 9 * HOUR_MS);
+        assert_eq!(
+            when("2026-01-02T08:00:00Z").unwrap(),
+            day + DAY_MS + 8 * HOUR_MS
+        );
+        assert_eq!(when("2026-01-03").unwrap(), day + 2 * DAY_MS);
+        // At UTC-3 it is 09:00 local: tomorrow's 09:00 local is 12:00 UTC.
+        assert_eq!(
+            parse_when("tomorrow", now, -3 * HOUR_MS).unwrap(),
+            day + DAY_MS + 12 * HOUR_MS
+        );
+        let code = |t: &str| when(t).unwrap_err().code();
+        assert_eq!(code("11:00"), ErrorCode::SnoozeInPast);
+        assert_eq!(code("2025-12-31"), ErrorCode::SnoozeInPast);
+        assert_eq!(code("0m"), ErrorCode::SnoozeInPast);
+        assert_eq!(code("91d"), ErrorCode::SnoozeTooFar);
+        for bad in [
+            "",
+            "soon",
+            "2 h",
+            "tomorrow at 9",
+            "25:00",
+            "9:60",
+            "tomorrow 9",
+            "2x",
+        ] {
+            assert_eq!(code(bad), ErrorCode::InvalidSnooze, "{bad}");
+        }
+        assert_eq!(code("2026-13-01"), ErrorCode::InvalidDate);
     }
 }

@@ -1,11 +1,13 @@
 //! Every key that writes to the log in the person's name is deliberate (issue 11,
-//! item 6): accept, "I'm ready", "Confirm architecture ready", pause, delegate and
-//! dismiss first show exactly what will be recorded, and wait for the same key again or
-//! Enter as the very next key; Esc cancels. Any other key means the person is not
-//! answering this question — typically typing a sentence where they thought a field was
-//! open, whose letters would otherwise confirm it (the `a` of "cards") or the Enter at
-//! its end. So the first other key disarms the question: from then on it records
-//! nothing, whatever arrives, swallows every key, and only Esc closes it.
+//! item 6): accept, "I'm ready", "Confirm architecture ready", pause, delegate,
+//! dismiss, snooze and unsnooze first show exactly what will be recorded, and wait for
+//! the same key again or Enter as the very next key; Esc cancels. Any other key means
+//! the person is not answering this question — typically typing a sentence where they
+//! thought a field was open, whose letters would otherwise confirm it (the `a` of
+//! "cards") or the Enter at its end. So the first other key disarms the question: from
+//! then on it records nothing, whatever arrives, swallows every key, and only Esc
+//! closes it. (The snooze's confirmation stands over its prompt: Esc there goes back to
+//! the prompt with the text as typed.)
 //!
 //! How, without a second copy of each action's rules: the action is run on a clone of
 //! the model (`update` is pure, so a trial costs nothing but memory). If the trial wants
@@ -19,11 +21,12 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::effect::Effect;
+use super::effect::{Effect, SnoozeChange};
 use super::keymap::Action;
 pub use super::modal::Confirm;
 use super::modal::Modal;
 use super::model::Model;
+use crate::domain::date::format_day_time;
 
 /// A writing action's key: run it, or ask first.
 pub(super) fn gate(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
@@ -133,6 +136,21 @@ fn describe(model: &Model, fx: &[Effect]) -> Vec<String> {
             )),
             Effect::Dismiss { question_id, .. } => Some(format!(
                 "Dismiss {question_id}: close it without an answer, in your name ({who})."
+            )),
+            Effect::Snooze {
+                question_id,
+                change: SnoozeChange::Until(until),
+                ..
+            } => Some(format!(
+                "Snooze {question_id} until {} UTC, in your name ({who}): it leaves your open view until then; it stays open for its agent.",
+                format_day_time(*until)
+            )),
+            Effect::Snooze {
+                question_id,
+                change: SnoozeChange::Wake,
+                ..
+            } => Some(format!(
+                "Unsnooze {question_id}: back in your open view now, in your name ({who})."
             )),
             _ => None,
         })

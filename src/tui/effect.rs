@@ -63,6 +63,13 @@ pub enum Effect {
         question_id: String,
         project: String,
     },
+    /// Snooze a question until a time, or end its snooze (`Source::snooze` /
+    /// `Source::unsnooze`); replied to with [`Msg::Snoozed`]. Never queued offline.
+    Snooze {
+        question_id: String,
+        project: String,
+        change: SnoozeChange,
+    },
     /// Fetch one question (`Source::question`) to say who settled it.
     LookUp {
         question_id: String,
@@ -148,6 +155,12 @@ pub enum Msg {
         question_id: String,
         result: Result<(), String>,
     },
+    /// The reply to [`Effect::Snooze`]: the question as recorded, or the refusal.
+    Snoozed {
+        question_id: String,
+        change: SnoozeChange,
+        result: Result<Box<QuestionItem>, String>,
+    },
     /// The reply to [`Effect::LookUp`].
     LookedUp {
         question_id: String,
@@ -199,6 +212,16 @@ pub enum Msg {
         append: bool,
         page: Result<QuestionList, String>,
     },
+}
+
+/// What a snooze effect records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnoozeChange {
+    /// Hidden from the open view until this time (Unix ms), read by the TUI's prompt
+    /// and sent as it was shown in the confirmation.
+    Until(i64),
+    /// Back in the open view now.
+    Wake,
 }
 
 /// Pause or delegate, for messages and replies.

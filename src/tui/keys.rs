@@ -52,6 +52,12 @@ pub(super) fn key(model: &mut Model, k: &KeyEvent, fx: &mut Vec<Effect>) {
     if super::decisions::screen_key(model, k, fx) {
         return;
     }
+    if model.snooze.prompt.is_some() {
+        if super::interrupt::is_hard_quit(model, k) {
+            return fx.extend(quit(model));
+        }
+        return super::snooze::prompt_key(model, k, fx);
+    }
     match model.focus {
         Focus::Search => search_key(model, k, fx),
         Focus::Answer => field_key(model, k, fx),
@@ -290,8 +296,9 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         }
         Action::JumpToQueue => {
             model.focus = Focus::Queue;
-            if model.filter != StatusFilter::Open {
+            if model.filter != StatusFilter::Open || model.snooze.show {
                 model.filter = StatusFilter::Open;
+                model.snooze.show = false;
                 model.queue.items.clear();
                 model.queue.to_end = false;
                 model.reselect();
@@ -305,7 +312,10 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
         | Action::ArchitectureReady
         | Action::PauseAuto
         | Action::DelegateNow
-        | Action::Dismiss => super::confirm::gate(model, action, fx),
+        | Action::Dismiss
+        | Action::Unsnooze => super::confirm::gate(model, action, fx),
+        Action::Snooze => super::snooze::open(model),
+        Action::ShowSnoozed => super::snooze::toggle(model, fx),
         Action::Answer => {
             if model.focus == Focus::Waiting {
                 return jump_to_waiting(model, fx);
@@ -342,14 +352,8 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
                 every.len() - 1
             };
             model.filter = every[(at + step) % every.len()];
-            model.queue.items.clear();
-            model.queue.cursor = None;
-            model.queue.loaded_once = false;
-            // A `G` still loading pages was for the old filter.
-            model.queue.to_end = false;
-            model.reselect();
-            sync_form(model, fx);
-            fx.extend(reload(model));
+            model.snooze.show = false;
+            super::reload::new_list(model, fx);
         }
         Action::Sort => {
             model.sort = super::model::next_sort(model.sort);
@@ -403,6 +407,9 @@ pub(super) fn paste(model: &mut Model, text: &str, fx: &mut Vec<Effect>) {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     if model.decisions.open && model.decisions.editing.is_some() {
         return super::decisions::paste(model, &text);
+    }
+    if model.snooze.prompt.is_some() {
+        return super::snooze::push(model, &text);
     }
     match model.focus {
         Focus::Answer => {

@@ -6,6 +6,7 @@
 //!   `auto` — the auto-delegate countdown of bridged OpenCode questions; `writes` — the
 //!   actions that record in the person's name, behind `confirm` (what they would record,
 //!   and the confirming key); `modal` — the layer that takes every key while it is up;
+//!   `snooze` — "not now": the snooze prompt, the snoozed list, the ring on return;
 //! - `app` — the driver's loop (tokio, a [`tty::Tty`]'s events, the ticks); `runner` —
 //!   runs the effects on the source, drafts and outbox;
 //! - `view/` — one file per pane, a function of the model;
@@ -42,6 +43,7 @@ mod paging;
 mod reload;
 mod runner;
 pub mod screens;
+mod snooze;
 mod submit;
 pub mod terminal;
 pub mod theme;

@@ -237,6 +237,8 @@ pub struct Model {
     pub triage: super::screens::triage::Triage,
     /// The Decisions view (`decisions/`), kept while closed with its filter.
     pub decisions: super::screens::decisions::DecisionsView,
+    /// The snooze prompt, the snoozed list's switch, a snooze just ended (`snooze.rs`).
+    pub snooze: super::screens::snooze::Snoozes,
     pub keymap: Keymap,
     pub behaviour: Behaviour,
     pub quit: bool,
@@ -293,6 +295,7 @@ impl Model {
             settled_elsewhere: HashMap::new(),
             triage: Default::default(),
             decisions: Default::default(),
+            snooze: Default::default(),
             keymap,
             behaviour: Behaviour::default(),
             quit: false,
@@ -330,6 +333,7 @@ impl Model {
 
     pub fn is_typing(&self) -> bool {
         matches!(self.focus, Focus::Answer | Focus::Search)
+            || self.snooze.prompt.is_some()
             || self.choices.as_ref().is_some_and(ChoiceForm::is_typing)
     }
 
@@ -337,9 +341,11 @@ impl Model {
     /// The search keys only let through text that parses, so a refusal here cannot
     /// happen; were it to, the list is loaded unsearched rather than not at all.
     pub fn list_query(&self) -> ListQuery {
-        // The person's queue hides what they snoozed; other views show everything.
-        let snoozed = match self.filter {
-            crate::engine::StatusFilter::Open => crate::engine::SnoozeFilter::Hide,
+        // The person's queue hides what they snoozed (or, toggled, lists only that);
+        // other views show everything.
+        let snoozed = match (self.filter, self.snooze.show) {
+            (StatusFilter::Open, false) => crate::engine::SnoozeFilter::Hide,
+            (StatusFilter::Open, true) => crate::engine::SnoozeFilter::Only,
             _ => crate::engine::SnoozeFilter::Show,
         };
         let base = ListQuery::new(self.filter)

@@ -7,6 +7,9 @@
 //! - A question is news when its id was never seen, it is open, and this person can
 //!   answer it: someone else's question never rings. One: "oq: 1 new question" with its
 //!   text; several: "oq: 3 new questions", the newest named and how many more.
+//! - A snoozed question that comes back on its own (its snooze ended, nobody woke it)
+//!   rings the same way, when this person can answer it: "oq: 1 question back from
+//!   snooze". One woken early by the unsnooze key does not: the person just asked.
 
 use std::collections::HashSet;
 
@@ -32,10 +35,40 @@ pub(super) fn newest(model: &mut Model, newest: &[QuestionItem], fx: &mut Vec<Ef
         .filter(|q| !seen.contains(&q.question_id) && q.status == "open" && q.can_answer)
         .collect();
     seen.extend(newest.iter().map(|q| q.question_id.clone()));
-    let Some(top) = fresh.first().filter(|_| !first) else {
+    if first {
+        return;
+    }
+    ring(model, &fresh, ("new question", "new questions"), fx);
+}
+
+/// The questions of `items` whose snooze ended on its own between `from` and `to`
+/// (Unix ms, both included): ring for the ones this person can answer.
+pub(super) fn returned(
+    model: &Model,
+    items: &[QuestionItem],
+    from: i64,
+    to: i64,
+    fx: &mut Vec<Effect>,
+) {
+    let back: Vec<&QuestionItem> = items
+        .iter()
+        .filter(|q| q.status == "open" && q.can_answer)
+        .filter(|q| {
+            q.snooze
+                .as_ref()
+                .is_some_and(|s| (from..=to).contains(&s.until))
+        })
+        .collect();
+    let nouns = ("question back from snooze", "questions back from snooze");
+    ring(model, &back, nouns, fx);
+}
+
+/// The bell and the notification for `these` (the newest first), if any.
+fn ring(model: &Model, these: &[&QuestionItem], (one, many): (&str, &str), fx: &mut Vec<Effect>) {
+    let Some(top) = these.first() else {
         return;
     };
-    let n = fresh.len();
+    let n = these.len();
     let name = super::words::clip(&top.pergunta, 80);
     let body = if n == 1 {
         name
@@ -47,7 +80,7 @@ pub(super) fn newest(model: &mut Model, newest: &[QuestionItem], fx: &mut Vec<Ef
     }
     if model.behaviour.notify {
         fx.push(Effect::Notify {
-            title: format!("oq: {}", count(n, "new question", "new questions")),
+            title: format!("oq: {}", count(n, one, many)),
             body,
         });
     }

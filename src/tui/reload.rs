@@ -110,3 +110,16 @@ pub(super) fn draft_changed(model: &mut Model, fx: &mut Vec<Effect>) {
         });
     }
 }
+
+/// Another list in the same pane (a filter, the snoozed list): the rows go, the
+/// selection follows, and the list is loaded from its start.
+pub(super) fn new_list(model: &mut Model, fx: &mut Vec<Effect>) {
+    model.queue.items.clear();
+    model.queue.cursor = None;
+    model.queue.loaded_once = false;
+    // A `G` still loading pages was for the old list.
+    model.queue.to_end = false;
+    model.reselect();
+    sync_form(model, fx);
+    fx.extend(reload(model));
+}

@@ -8,11 +8,12 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::app_io::load_pages;
 use super::drafts::Drafts;
 use super::effect::AutoAction;
-use super::effect::{Effect, Msg};
+use super::effect::{Effect, Msg, SnoozeChange};
 use super::model::{Model, PAGE};
 use super::tty::Tty;
 use super::watch::Watcher;
 use crate::domain::OqError;
+use crate::domain::snooze::SnoozeInput;
 use crate::engine::{ListQuery, Sort, StatusFilter};
 use crate::source::Source;
 use crate::source::outbox::Outbox;
@@ -232,6 +233,28 @@ impl<S: Source + Clone + 'static> Runner<S> {
                         .map_err(refusal);
                     let _ = tx.send(Msg::Dismissed {
                         question_id,
+                        result,
+                    });
+                });
+            }
+            Effect::Snooze {
+                question_id,
+                project,
+                change,
+            } => {
+                tokio::spawn(async move {
+                    let project = Some(project.as_str());
+                    let result = match change {
+                        SnoozeChange::Until(ms) => {
+                            let input = SnoozeInput::until(ms);
+                            source.snooze(project, &question_id, &input).await
+                        }
+                        SnoozeChange::Wake => source.unsnooze(project, &question_id).await,
+                    };
+                    let result = result.map(Box::new).map_err(refusal);
+                    let _ = tx.send(Msg::Snoozed {
+                        question_id,
+                        change,
                         result,
                     });
                 });

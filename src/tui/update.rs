@@ -63,6 +63,9 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     model.queue.snoozed_next_return = list.snoozed_next_return;
                     model.queue.cursor = list.cursor;
                     model.queue.loaded_once = true;
+                    if !append {
+                        super::snooze::loaded(model, &mut fx);
+                    }
                     model.reselect();
                     super::triage::prune(model);
                     if model.queue.to_end {
@@ -115,6 +118,14 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             if !super::triage::run::queued(model, id, &question_id, &mut fx) {
                 super::submit::queued(model, id, &question_id);
             }
+        }
+        Msg::Snoozed {
+            question_id,
+            change,
+            result,
+        } => {
+            let result = result.map(|q| *q);
+            super::snooze::recorded(model, &question_id, change, result, &mut fx);
         }
         Msg::LookedUp {
             question_id,
@@ -173,9 +184,10 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             }
         }
         Msg::Tick { now } if model.queue.snoozed_next_return.is_some_and(|t| t <= now) => {
-            // A snooze ended: the question is back in the open view on its own.
-            model.queue.snoozed_next_return = None;
+            // A snooze ended: the question is back in the open view on its own, and rings.
+            let from = model.queue.snoozed_next_return.take().unwrap_or(now);
             fx = super::reload::reload(model);
+            super::snooze::woke(model, from, now, &mut fx);
             super::auto::on_msg(model, Msg::Tick { now }, &mut fx);
         }
         m @ (Msg::AutoDelegate { .. } | Msg::AutoCommanded { .. } | Msg::Tick { .. }) => {

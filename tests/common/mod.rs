@@ -102,6 +102,14 @@ pub fn store_file(dir: &Path) -> PathBuf {
     dir.join(oq::engine::sqlite::STORE_FILE)
 }
 
+/// A fresh data dir with the demo's store in it (`oq demo`), as dev-a.
+pub fn demo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = run(oq(dir.path(), "dev-a").args(["demo", "--quiet"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    dir
+}
+
 /// The engine on the same store the binary uses (another connection, same file).
 pub fn engine(dir: &Path) -> LocalEngine {
     LocalEngine::new(

@@ -48,6 +48,12 @@ pub enum Action {
     PauseAuto,
     DelegateNow,
     Dismiss,
+    /// "Not now": hide the question from the open view until a time (asks first).
+    Snooze,
+    /// The open view lists the snoozed questions instead, and back.
+    ShowSnoozed,
+    /// End a snooze before its time (asks first).
+    Unsnooze,
     Outbox,
     /// The Decisions view.
     Decisions,

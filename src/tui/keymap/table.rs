@@ -35,6 +35,8 @@ pub enum When {
     Decisions,
     /// In the panes, with questions marked for a bulk action.
     Marked,
+    /// In the panes, listing the snoozed questions.
+    Snoozed,
 }
 
 /// One row of the table.
@@ -208,6 +210,27 @@ pub const TABLE: &[Row] = &[
         &["x"],
         "dismiss without an answer, or the marked (asks first)",
         &[(W::Marked, "dismiss marked")],
+    ),
+    row(
+        A::Snooze,
+        Normal,
+        &["z"],
+        "snooze: not now, back at 2h, tomorrow 9:00… (asks first)",
+        &[],
+    ),
+    row(
+        A::ShowSnoozed,
+        Normal,
+        &["Z"],
+        "show the snoozed and when each is back, or hide them",
+        &[(W::Snoozed, "open view")],
+    ),
+    row(
+        A::Unsnooze,
+        Normal,
+        &["u"],
+        "unsnooze: back in the open view now (asks first)",
+        &[(W::Snoozed, "unsnooze")],
     ),
     row(
         A::Mark,

@@ -89,13 +89,18 @@ fn pairs(model: &Model) -> Vec<(String, &'static str)> {
                 .current()
                 .filter(|q| q.status == "open" && q.can_answer);
             let mut now = vec![When::Panes];
+            // The snoozed list's own keys take the accept hint's room.
+            let snoozed = model.snooze.show && model.filter == crate::engine::StatusFilter::Open;
+            if snoozed {
+                now.push(When::Snoozed);
+            }
             if q.is_some() {
                 now.push(When::Answerable);
             }
             // With marks, the accept key is the marked ones' (`triage`).
             if !model.triage.marks.is_empty() {
                 now.push(When::Marked);
-            } else if q.is_some_and(|q| q.sugestao.is_some() && q.prompts.is_empty()) {
+            } else if !snoozed && q.is_some_and(|q| q.sugestao.is_some() && q.prompts.is_empty()) {
                 now.push(When::Acceptable);
             }
             (Place::Normal, now)

@@ -3,8 +3,8 @@
 //! One file per pane: `status` (top line), `banner` (readiness), `queues` (open
 //! questions and "Waiting for you"), `question` (the question in full), `form` (the
 //! answer controls, inert for a non-author, the answered record, the options form),
-//! `hints` (the bottom line), `help` and `outbox` (overlays) and `modal` (a notice that takes
-//! every key). Nothing here changes the model;
+//! `hints` (the bottom line), `help` and `outbox` (overlays), `snooze` (the snooze
+//! prompt) and `modal` (a notice that takes every key). Nothing here changes the model;
 //! sizes down to 1×1 are drawn without panicking, and below 70 columns one column shows
 //! either the queues or the question, following the focus.
 
@@ -17,6 +17,7 @@ mod modal;
 mod outbox;
 mod question;
 mod queues;
+mod snooze;
 mod status;
 mod triage;
 
@@ -57,6 +58,14 @@ pub fn draw(frame: &mut Frame<'_>, model: &Model, theme: &Theme) {
     }
     if let Some(s) = &model.triage.screen {
         triage::draw(frame, area, model, s, theme);
+    }
+    if let Some(p) = model
+        .snooze
+        .prompt
+        .as_ref()
+        .filter(|_| model.modal.is_none())
+    {
+        snooze::draw(frame, area, model, p, theme);
     }
     if let Some(m) = &model.modal {
         modal::draw(frame, area, m, &model.keymap, theme);

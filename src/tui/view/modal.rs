@@ -12,11 +12,6 @@ use crate::tui::modal::Modal;
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame<'_>, area: Rect, modal: &Modal, km: &Keymap, theme: &Theme) {
-    let w = area.width.saturating_sub(4).min(64);
-    if w < 3 || area.height < 3 {
-        return;
-    }
-    let inner_w = usize::from(w.saturating_sub(2)).max(1);
     let mut lines: Vec<Line<'_>> = Vec::new();
     for (i, text) in modal.lines().into_iter().enumerate() {
         if i > 0 {
@@ -34,6 +29,31 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, modal: &Modal, km: &Keymap, theme
         keys.push(Span::styled(format!(" {what}"), theme.muted));
     }
     keys.push(Span::raw(" "));
+    centred(
+        frame,
+        area,
+        modal.title().into(),
+        lines,
+        Line::from(keys),
+        theme,
+    );
+}
+
+/// A box in the middle of `area`, at most 64 wide and as tall as its wrapped `lines`,
+/// titled, with `keys` on its bottom border: the modal's and the snooze prompt's.
+pub(super) fn centred(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    title: String,
+    lines: Vec<Line<'_>>,
+    keys: Line<'_>,
+    theme: &Theme,
+) {
+    let w = area.width.saturating_sub(4).min(64);
+    if w < 3 || area.height < 3 {
+        return;
+    }
+    let inner_w = usize::from(w.saturating_sub(2)).max(1);
     let rows: usize = lines
         .iter()
         .map(|l| l.width().div_ceil(inner_w).max(1))
@@ -46,8 +66,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, modal: &Modal, km: &Keymap, theme
         height: h,
     };
     frame.render_widget(Clear, rect);
-    let block =
-        super::queues::block(modal.title().into(), true, theme).title_bottom(Line::from(keys));
+    let block = super::queues::block(title, true, theme).title_bottom(keys);
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })

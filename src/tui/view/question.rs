@@ -128,6 +128,22 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
             Span::styled("no suggestion", theme.muted),
         ])),
     }
+    if let Some(s) = q
+        .snooze
+        .as_ref()
+        .filter(|s| q.status == "open" && s.holds_at(model.now))
+    {
+        lines.push(field(
+            "snoozed",
+            format!(
+                "until {} UTC (back in {}) — {} wakes it now",
+                crate::domain::date::format_day_time(s.until),
+                crate::tui::model::age(s.until, model.now),
+                first(model.keymap.keys_for(Action::Unsnooze))
+            ),
+            theme,
+        ));
+    }
     if let Some(e) = crate::tui::outbox::latest(model, &q.question_id)
         .filter(|e| e.state != crate::source::outbox::State::Delivered)
     {

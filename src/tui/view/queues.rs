@@ -68,7 +68,9 @@ fn draw_open(
     theme: &Theme,
     waiting_in_footer: bool,
 ) {
+    let snoozed_list = model.snooze.show && model.filter == StatusFilter::Open;
     let noun = match model.filter {
+        StatusFilter::Open if snoozed_list => "Snoozed questions".to_string(),
         StatusFilter::Open => "Open questions".to_string(),
         StatusFilter::Answered => "Answered questions".to_string(),
         StatusFilter::Closed => "Closed questions".to_string(),
@@ -84,7 +86,7 @@ fn draw_open(
     } else {
         format!("{noun} ({total})")
     };
-    if model.queue.snoozed > 0 && model.filter == StatusFilter::Open {
+    if model.queue.snoozed > 0 && model.filter == StatusFilter::Open && !snoozed_list {
         title.push_str(&format!(" · {} snoozed", model.queue.snoozed));
     }
     if model.sort != Sort::Oldest {
@@ -119,6 +121,8 @@ fn draw_open(
             "loading…"
         } else if !model.search.is_empty() {
             "nothing matches the search"
+        } else if snoozed_list {
+            "nothing is snoozed"
         } else if model.filter == StatusFilter::Open {
             "no open questions — nothing waits on you"
         } else {
@@ -141,19 +145,19 @@ fn draw_open(
             (false, true, false) => "○",
         };
         let affected = affects(q);
+        // The snoozed list says when each is back instead of its age.
+        let when = match q.snooze.as_ref().filter(|_| snoozed_list) {
+            Some(s) => format!("back in {}", age(s.until, model.now)),
+            None => format!("{:>3}", age(model.now, q.created_at)),
+        };
         let right = if width >= 56 && !affected.is_empty() {
             format!(
-                " {} · {} {:>3}",
+                " {} · {} {when}",
                 super::clip(&q.autor, 10),
                 super::clip(&affected, 10),
-                age(model.now, q.created_at)
             )
         } else {
-            format!(
-                " {} {:>3}",
-                super::clip(&q.autor, 9),
-                age(model.now, q.created_at)
-            )
+            format!(" {} {when}", super::clip(&q.autor, 9))
         };
         let right_w = right.chars().count().min(width.saturating_sub(6));
         let left_w = width.saturating_sub(right_w + 2);
