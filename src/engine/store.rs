@@ -164,6 +164,16 @@ pub trait StoreView {
         after: Option<i64>,
         limit: usize,
     ) -> Result<DecisionPage, OqError>;
+    /// The memory of answers (`domain::similar`): answered questions of `project_id`
+    /// holding `words` — for each word, and for all of them together, the newest
+    /// `per_word` whose question, suggestion or answer holds it. The caller decides which
+    /// resemble; a store only finds, at a bounded cost whatever the words.
+    fn similar_candidates(
+        &self,
+        project_id: &str,
+        words: &[String],
+        per_word: usize,
+    ) -> Result<Vec<Question>, OqError>;
     fn story(&self, story_id: &str) -> Result<Option<Story>, OqError>;
     fn stories(&self, project_id: Option<&str>) -> Result<Vec<Story>, OqError>;
     /// A task with its gate folded from the log.

@@ -122,7 +122,18 @@ pub fn question(q: &QuestionItem, now_ms: i64) -> String {
         ));
     } else if q.can_answer {
         out.push_str(&hint(q));
-    } else {
+    }
+    if let Some(s) = &q.similar_answer {
+        // The memory of answers (`domain::similar`): shown, never applied.
+        let day = crate::domain::date::format_utc(s.answered_at);
+        out.push_str(&format!(
+            "similar   {} answered a similar question on {}: «{}»\n",
+            s.respondida_por,
+            day.get(..10).unwrap_or(&day),
+            one_line(&s.resposta, 200)
+        ));
+    }
+    if q.answer.is_none() && q.closed.is_none() && !q.can_answer {
         out.push_str(&format!(
             "you cannot answer: {}\n",
             q.reason.as_deref().unwrap_or("")

@@ -12,6 +12,7 @@ use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 mod decisions;
 mod questions;
 mod rows;
+mod similar;
 mod snoozes;
 mod words;
 
@@ -160,6 +161,15 @@ impl StoreView for SqliteView<'_> {
         limit: usize,
     ) -> Result<DecisionPage, OqError> {
         decisions::decisions(self.conn, project_id, query, after, limit)
+    }
+
+    fn similar_candidates(
+        &self,
+        project_id: &str,
+        words: &[String],
+        per_word: usize,
+    ) -> Result<Vec<Question>, OqError> {
+        similar::candidates(self.conn, project_id, words, per_word)
     }
 
     fn open_count(&self, project_id: &str) -> Result<u64, OqError> {

@@ -1,0 +1,27 @@
+//! The memory of answers: the earlier answer an open question resembles, looked up when
+//! the question is read (`oq show`, `GET …/open-questions/{id}`, MCP `get_question`, the
+//! TUI's question pane). The store finds candidates by the question's words, the domain
+//! (`domain::similar`) decides. It only reads: a hint never answers anything.
+
+use super::Engine;
+use crate::domain::similar::{self, CANDIDATES_PER_WORD, SimilarAnswer};
+use crate::domain::{OqError, Question};
+use crate::engine::store::Store;
+
+impl<S: Store> Engine<S> {
+    /// The answered question of the same project that `question` resembles most, if
+    /// any. `None` for a question already settled or one with options.
+    pub fn similar_answer(&self, question: &Question) -> Result<Option<SimilarAnswer>, OqError> {
+        if question.answer.is_some() || question.closure.is_some() || !question.prompts.is_empty() {
+            return Ok(None);
+        }
+        let words = similar::lookup_words(&question.pergunta);
+        if words.is_empty() {
+            return Ok(None);
+        }
+        let candidates = self
+            .store
+            .read(|v| v.similar_candidates(&question.project_id, &words, CANDIDATES_PER_WORD))?;
+        Ok(similar::best(question, &candidates))
+    }
+}
