@@ -150,6 +150,41 @@ pub fn best(question: &Question, candidates: &[Question]) -> Option<SimilarAnswe
         .max_by_key(|s| (s.resemblance, s.similarity, s.answered_at))
 }
 
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// The day of Unix milliseconds `ms` as the hint says it (UTC): "3 Nov", with the year
+/// ("3 Nov 2025") when it is not `now_ms`'s.
+pub fn day(ms: i64, now_ms: i64) -> String {
+    let (at, now) = (super::date::format_utc(ms), super::date::format_utc(now_ms));
+    let num = |s: &str, r: std::ops::Range<usize>| s.get(r).and_then(|p| p.parse::<usize>().ok());
+    match (num(&at, 5..7), num(&at, 8..10)) {
+        (Some(m @ 1..=12), Some(d)) if at.get(..4) == now.get(..4) => {
+            format!("{d} {}", MONTHS[m - 1])
+        }
+        (Some(m @ 1..=12), Some(d)) => format!("{d} {} {}", MONTHS[m - 1], &at[..4]),
+        _ => at,
+    }
+}
+
+impl SimilarAnswer {
+    /// "You answered a similar question on 3 Nov" to `viewer` when the answer is theirs,
+    /// "ana answered …" otherwise (the same words in `oq show` and the TUI).
+    pub fn lead(&self, viewer: Option<&str>, now_ms: i64) -> String {
+        let who = if viewer == Some(self.respondida_por.as_str()) {
+            "You"
+        } else {
+            self.respondida_por.as_str()
+        };
+        // The words whether the text is the same or near it: `match` says which.
+        format!(
+            "{who} answered a similar question on {}",
+            day(self.answered_at, now_ms)
+        )
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -208,5 +243,30 @@ mod tests {
         let many = "alpha bravo charlie delta echo foxtrot golf hotel india juliet";
         assert_eq!(lookup_words(many).len(), LOOKUP_WORDS);
         assert_eq!(lookup_words("Decisão?"), ["decisão"]);
+    }
+
+    #[test]
+    fn the_hint_says_who_and_the_day_the_year_only_when_another() {
+        // 2026-11-03 and 2025-11-03, 12:00 UTC.
+        let (nov3, a_year_before) = (1_793_707_200_000, 1_762_171_200_000);
+        assert_eq!(day(nov3, nov3 + 86_400_000), "3 Nov");
+        assert_eq!(day(a_year_before, nov3), "3 Nov 2025");
+        let s = SimilarAnswer {
+            question_id: "q".into(),
+            pergunta: "Which carrier?".into(),
+            resposta: "Correios".into(),
+            respondida_por: "ana".into(),
+            answered_at: nov3,
+            resemblance: Resemblance::Similar,
+            similarity: 80,
+        };
+        assert_eq!(
+            s.lead(Some("ana"), nov3),
+            "You answered a similar question on 3 Nov"
+        );
+        assert_eq!(
+            s.lead(Some("bia"), nov3),
+            "ana answered a similar question on 3 Nov"
+        );
     }
 }

@@ -233,6 +233,8 @@ pub struct Model {
     pub triage: super::screens::triage::Triage,
     /// The Decisions view (`decisions/`), kept while closed with its filter.
     pub decisions: super::screens::decisions::DecisionsView,
+    /// The earlier answer the selected question resembles (`memory.rs`).
+    pub memory: super::screens::memory::Memory,
     pub keymap: Keymap,
     pub behaviour: Behaviour,
     pub quit: bool,
@@ -289,6 +291,7 @@ impl Model {
             settled_elsewhere: HashMap::new(),
             triage: Default::default(),
             decisions: Default::default(),
+            memory: Default::default(),
             keymap,
             behaviour: Behaviour::default(),
             quit: false,

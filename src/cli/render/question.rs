@@ -125,12 +125,13 @@ pub fn question(q: &QuestionItem, now_ms: i64) -> String {
     }
     if let Some(s) = &q.similar_answer {
         // The memory of answers (`domain::similar`): shown, never applied.
-        let day = crate::domain::date::format_utc(s.answered_at);
         out.push_str(&format!(
-            "similar   {} answered a similar question on {}: «{}»\n",
-            s.respondida_por,
-            day.get(..10).unwrap_or(&day),
-            one_line(&s.resposta, 200)
+            "similar   {}: «{}»\n          to «{}» ({}, {} %)\n",
+            s.lead(None, now_ms),
+            one_line(&s.resposta, 200),
+            one_line(&s.pergunta, 120),
+            s.question_id,
+            s.similarity
         ));
     }
     if q.answer.is_none() && q.closed.is_none() && !q.can_answer {

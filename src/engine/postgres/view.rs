@@ -8,10 +8,9 @@ use postgres::types::ToSql;
 
 use super::conn::Conn;
 use super::decisions::decisions_sql;
-use super::list::{Param, list_sql, refs};
+use super::list::{list_sql, refs};
 use super::snoozes;
 use crate::domain::dev_context::Decisao;
-use crate::domain::search::Search;
 use crate::domain::work::{Session, Story, Task};
 use crate::domain::{Event, OqError, Question, StoredEvent};
 use crate::engine::decisions::{DecisionPage, DecisionQuery};
@@ -220,36 +219,16 @@ impl StoreView for PgView<'_> {
         })
     }
 
-    /// What SQLite's finds through its trigram index (`sqlite/view/similar.rs`), here
-    /// by `ILIKE` (PostgreSQL's own case folding), newest answer first.
+    /// What SQLite's finds through its trigram index, here by `ILIKE` (`similar.rs`).
     fn similar_candidates(
         &self,
         project_id: &str,
         words: &[String],
         per_word: usize,
     ) -> Result<Vec<Question>, OqError> {
-        let mut sets: Vec<Vec<&String>> = words.iter().map(|w| vec![w]).collect();
-        if words.len() > 1 {
-            sets.push(words.iter().collect());
-        }
         let mut out: Vec<Question> = Vec::new();
-        for set in sets {
-            let mut params = vec![Param::Text(project_id.into()), Param::Int(per_word as i64)];
-            let mut filter = String::new();
-            for w in set {
-                params.push(Param::Text(Search::like_pattern(w)));
-                let n = params.len();
-                filter.push_str(&format!(
-                    " AND (d.payload->>'pergunta' ILIKE ${n} OR coalesce(d.payload->>'sugestao', '') ILIKE ${n}
-                           OR st.payload->>'resposta' ILIKE ${n})"
-                ));
-            }
-            let sql = format!(
-                "SELECT {QUESTION_COLUMNS} FROM oq.events d {SETTLEMENT_JOIN}
-                  WHERE d.type = 'artifact.open_question' AND d.project_id = $1
-                    AND st.type = 'open_question.answered' {filter}
-                  ORDER BY st.seq DESC LIMIT $2"
-            );
+        for params in super::similar::queries(project_id, words, per_word) {
+            let sql = super::similar::sql(params.len(), QUESTION_COLUMNS, SETTLEMENT_JOIN);
             for q in self.questions_of(&sql, &refs(&params))? {
                 if !out.iter().any(|o| o.question_id == q.question_id) {
                     out.push(q);

@@ -5,4 +5,5 @@
 
 pub mod decision_filter;
 pub mod decisions;
+pub mod memory;
 pub mod triage;
