@@ -140,6 +140,16 @@ pub struct ParkedTask {
     pub parked_at: i64,
 }
 
+/// Which walks of the memory of answers' lookup a store makes (`similar_candidates`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// The newest questions holding every word: one query, where a text that is the same
+    /// once normalised is found.
+    AllWords,
+    /// Those, and for each word the newest holding it.
+    EachWordAndAll,
+}
+
 /// Reads, all consistent with one snapshot of the log.
 pub trait StoreView {
     /// The log position of the newest event (0 for an empty log). Internal: it counts
@@ -168,11 +178,13 @@ pub trait StoreView {
     /// holding `words` — for each word, and for all of them together, the newest
     /// `per_word` whose question, suggestion or answer holds it. The caller decides which
     /// resemble; a store only finds, at a bounded cost whatever the words.
+    /// With [`Lookup::AllWords`], only the questions holding every word (one query).
     fn similar_candidates(
         &self,
         project_id: &str,
         words: &[String],
         per_word: usize,
+        lookup: Lookup,
     ) -> Result<Vec<Question>, OqError>;
     fn story(&self, story_id: &str) -> Result<Option<Story>, OqError>;
     fn stories(&self, project_id: Option<&str>) -> Result<Vec<Story>, OqError>;

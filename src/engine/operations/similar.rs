@@ -4,9 +4,9 @@
 //! (`domain::similar`) decides. It only reads: a hint never answers anything.
 
 use super::Engine;
-use crate::domain::similar::{self, CANDIDATES_PER_WORD, SimilarAnswer};
+use crate::domain::similar::{self, CANDIDATES_PER_WORD, Resemblance, SimilarAnswer};
 use crate::domain::{OqError, Question};
-use crate::engine::store::Store;
+use crate::engine::store::{Lookup, Store};
 
 impl<S: Store> Engine<S> {
     /// The answered question of the same project that `question` resembles most, if
@@ -19,9 +19,22 @@ impl<S: Store> Engine<S> {
         if words.is_empty() {
             return Ok(None);
         }
-        let candidates = self
-            .store
-            .read(|v| v.similar_candidates(&question.project_id, &words, CANDIDATES_PER_WORD))?;
+        let project = &question.project_id;
+        // A text the same once normalised holds every word (accents aside): the one query
+        // of all the words finds it, and no candidate of the per-word walks can beat a
+        // `same` (only a newer `same`, which holds every word too). Most lookups that
+        // find one stop here.
+        let all = self.store.read(|v| {
+            v.similar_candidates(project, &words, CANDIDATES_PER_WORD, Lookup::AllWords)
+        })?;
+        if let Some(same) =
+            similar::best(question, &all).filter(|s| s.resemblance == Resemblance::Same)
+        {
+            return Ok(Some(same));
+        }
+        let candidates = self.store.read(|v| {
+            v.similar_candidates(project, &words, CANDIDATES_PER_WORD, Lookup::EachWordAndAll)
+        })?;
         Ok(similar::best(question, &candidates))
     }
 }

@@ -6,13 +6,20 @@
 
 use super::list::Param;
 use crate::domain::search::Search;
+use crate::engine::store::Lookup;
 
 /// The parameters of each query: `$1` the project, `$2` the limit, then one pattern per
 /// word of the set.
-pub(super) fn queries(project_id: &str, words: &[String], per_word: usize) -> Vec<Vec<Param>> {
-    let mut sets: Vec<Vec<&String>> = words.iter().map(|w| vec![w]).collect();
-    if words.len() > 1 {
-        sets.push(words.iter().collect());
+pub(super) fn queries(
+    project_id: &str,
+    words: &[String],
+    per_word: usize,
+    lookup: Lookup,
+) -> Vec<Vec<Param>> {
+    // All the words first: what `Lookup::AllWords` asks alone.
+    let mut sets: Vec<Vec<&String>> = vec![words.iter().collect()];
+    if lookup == Lookup::EachWordAndAll && words.len() > 1 {
+        sets.extend(words.iter().map(|w| vec![w]));
     }
     sets.into_iter()
         .map(|set| {

@@ -225,16 +225,15 @@ impl StoreView for PgView<'_> {
         project_id: &str,
         words: &[String],
         per_word: usize,
+        lookup: crate::engine::store::Lookup,
     ) -> Result<Vec<Question>, OqError> {
         let mut out: Vec<Question> = Vec::new();
-        for params in super::similar::queries(project_id, words, per_word) {
+        for params in super::similar::queries(project_id, words, per_word, lookup) {
             let sql = super::similar::sql(params.len(), QUESTION_COLUMNS, SETTLEMENT_JOIN);
-            for q in self.questions_of(&sql, &refs(&params))? {
-                if !out.iter().any(|o| o.question_id == q.question_id) {
-                    out.push(q);
-                }
-            }
+            out.extend(self.questions_of(&sql, &refs(&params))?);
         }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|q| seen.insert(q.question_id.clone()));
         Ok(out)
     }
 

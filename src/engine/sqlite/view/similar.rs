@@ -11,6 +11,7 @@ use rusqlite::Connection;
 
 use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, question_from_row};
 use crate::domain::{OqError, Question};
+use crate::engine::store::Lookup;
 
 /// One FTS5 query: the words as phrases, all of them (FTS5's implicit AND).
 fn phrase(words: &[&String]) -> String {
@@ -36,10 +37,12 @@ pub(super) fn candidates(
     project_id: &str,
     words: &[String],
     per_word: usize,
+    lookup: Lookup,
 ) -> Result<Vec<Question>, OqError> {
-    let mut queries: Vec<String> = words.iter().map(|w| phrase(&[w])).collect();
-    if words.len() > 1 {
-        queries.push(phrase(&words.iter().collect::<Vec<_>>()));
+    // All the words first: what `Lookup::AllWords` asks alone.
+    let mut queries = vec![phrase(&words.iter().collect::<Vec<_>>())];
+    if lookup == Lookup::EachWordAndAll && words.len() > 1 {
+        queries.extend(words.iter().map(|w| phrase(&[w])));
     }
     let mut stmt = conn.prepare_cached(&sql())?;
     let mut seen = HashSet::new();
