@@ -146,8 +146,8 @@ pub enum Lookup {
     /// The newest questions holding every word: one query, where a text that is the same
     /// once normalised is found.
     AllWords,
-    /// Those, and for each word the newest holding it.
-    EachWordAndAll,
+    /// For each word, the newest holding it (one query a word).
+    EachWord,
 }
 
 /// Reads, all consistent with one snapshot of the log.
@@ -175,8 +175,8 @@ pub trait StoreView {
         limit: usize,
     ) -> Result<DecisionPage, OqError>;
     /// The memory of answers (`domain::similar`): answered questions of `project_id`
-    /// holding `words` — for each word, and for all of them together, the newest
-    /// `per_word` whose question, suggestion or answer holds it. The caller decides which
+    /// holding `words` — all of them together, or each word alone ([`Lookup`]), the
+    /// newest `per_word` whose question, suggestion or answer holds it. The caller decides which
     /// resemble; a store only finds, at a bounded cost whatever the words.
     /// With [`Lookup::AllWords`], only the questions holding every word (one query).
     fn similar_candidates(

@@ -32,9 +32,13 @@ impl<S: Store> Engine<S> {
         {
             return Ok(Some(same));
         }
-        let candidates = self.store.read(|v| {
-            v.similar_candidates(project, &words, CANDIDATES_PER_WORD, Lookup::EachWordAndAll)
-        })?;
+        let mut candidates = all;
+        if words.len() > 1 {
+            // Then each word alone: the near texts that miss a word or spell one otherwise.
+            candidates.extend(self.store.read(|v| {
+                v.similar_candidates(project, &words, CANDIDATES_PER_WORD, Lookup::EachWord)
+            })?);
+        }
         Ok(similar::best(question, &candidates))
     }
 }

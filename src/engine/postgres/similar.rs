@@ -16,11 +16,10 @@ pub(super) fn queries(
     per_word: usize,
     lookup: Lookup,
 ) -> Vec<Vec<Param>> {
-    // All the words first: what `Lookup::AllWords` asks alone.
-    let mut sets: Vec<Vec<&String>> = vec![words.iter().collect()];
-    if lookup == Lookup::EachWordAndAll && words.len() > 1 {
-        sets.extend(words.iter().map(|w| vec![w]));
-    }
+    let sets: Vec<Vec<&String>> = match lookup {
+        Lookup::AllWords => vec![words.iter().collect()],
+        Lookup::EachWord => words.iter().map(|w| vec![w]).collect(),
+    };
     sets.into_iter()
         .map(|set| {
             let mut params = vec![Param::Text(project_id.into()), Param::Int(per_word as i64)];

@@ -39,11 +39,10 @@ pub(super) fn candidates(
     per_word: usize,
     lookup: Lookup,
 ) -> Result<Vec<Question>, OqError> {
-    // All the words first: what `Lookup::AllWords` asks alone.
-    let mut queries = vec![phrase(&words.iter().collect::<Vec<_>>())];
-    if lookup == Lookup::EachWordAndAll && words.len() > 1 {
-        queries.extend(words.iter().map(|w| phrase(&[w])));
-    }
+    let queries: Vec<String> = match lookup {
+        Lookup::AllWords => vec![phrase(&words.iter().collect::<Vec<_>>())],
+        Lookup::EachWord => words.iter().map(|w| phrase(&[w])).collect(),
+    };
     let mut stmt = conn.prepare_cached(&sql())?;
     let mut seen = HashSet::new();
     let mut out = Vec::new();
