@@ -61,7 +61,14 @@ pub struct QuestionItem {
     pub can_answer: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The memory of answers (`domain::similar`): an earlier answer of the project to a
+    /// question this open one resembles. Only on a single question's read (`oq show`,
+    /// `GET …/open-questions/{id}`, MCP `get_question`), never in a list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub similar_answer: Option<SimilarAnswer>,
 }
+
+pub use crate::domain::similar::SimilarAnswer;
 
 /// One part of a question with options, and one of its options: the domain's own shapes.
 pub use crate::domain::choices::{Prompt as PromptItem, PromptOption as OptionItem, Upstream};
@@ -154,7 +161,14 @@ impl QuestionItem {
             snooze: q.snooze.clone().filter(|_| q.status() == "open"),
             can_answer,
             reason,
+            similar_answer: None,
         }
+    }
+
+    /// With the earlier answer this question resembles, when there is one.
+    pub fn with_similar(mut self, similar: Option<SimilarAnswer>) -> Self {
+        self.similar_answer = similar;
+        self
     }
 }
 

@@ -313,3 +313,36 @@ fn killed_mid_call_a_retry_with_the_same_idempotency_key_is_the_same_question() 
         "one question, however often retried: {all}"
     );
 }
+
+/// The memory of answers (issue 17 part 2): `get_question` on an open question whose
+/// text an answered one of the project had carries `similarAnswer`, and answers nothing.
+#[test]
+fn get_question_carries_the_answer_of_a_question_it_resembles() {
+    let Some(py) = python() else { return };
+    let d = dir();
+    let obs = run_plan(
+        &py,
+        stdio(d.path(), "ana", "po", &[]),
+        json!([
+            {"tool": "declare_open_question", "args": {"pergunta": "Deploy on Fridays?"}},
+            {"run": answer_cmd(d.path(), "ana", "$1.questionId", &["--text", "Only before noon"])},
+            {"tool": "declare_open_question", "args": {"pergunta": "deploy on fridays"}},
+            {"tool": "get_question", "args": {"questionId": "$3.questionId"}},
+            {"tool": "get_question", "args": {"questionId": "$1.questionId"}},
+        ]),
+    );
+    let q = &obs[4]["structured"];
+    assert_eq!(code(&obs[4]), None, "{:?}", obs[4]);
+    assert_eq!(q["status"], "open", "the hint answers nothing: {q}");
+    let s = &q["similarAnswer"];
+    assert_eq!(s["questionId"], obs[1]["structured"]["questionId"], "{q}");
+    assert_eq!(s["resposta"], "Only before noon");
+    assert_eq!(s["respondidaPor"], "ana");
+    assert_eq!(s["match"], "same");
+    // The answered question itself needs no hint.
+    assert!(
+        obs[5]["structured"].get("similarAnswer").is_none(),
+        "{:?}",
+        obs[5]
+    );
+}

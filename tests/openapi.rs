@@ -261,6 +261,20 @@ async fn every_documented_status_of_every_route_is_made_and_conforms() {
         200,
     );
     must(&s.post(ANA, &answer, json!({"resposta": "x"})).await, 409);
+    // The same question asked again carries the memory of the answer, and it conforms
+    // (`SimilarAnswer` is closed: an undocumented field of it fails).
+    let again = question(&s, &w).await;
+    let read = s.get(ANA, &format!("{list}/{again}")).await;
+    assert_eq!(
+        must(&read, 200)["similarAnswer"]["match"],
+        "same",
+        "{read:?}"
+    );
+    assert!(
+        common_openapi::document()["components"]["schemas"]["Question"]["properties"]
+            ["similarAnswer"]
+            .is_object()
+    );
     let q = question(&s, &w).await;
     let dismissed = q.clone();
     let dismiss = format!("{list}/{q}/dismiss");

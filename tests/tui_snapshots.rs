@@ -312,3 +312,26 @@ fn decisions_view() {
     );
     snap("decisions_view", &m, &dark());
 }
+
+/// The memory of answers: the earlier answer the selected question resembles, with its
+/// copy key and the question it answered (`tui_memory.rs` drives it).
+#[test]
+fn similar_answer_hint() {
+    let mut m = queue();
+    update(
+        &mut m,
+        Msg::Recalled {
+            question_id: "q-1".into(),
+            result: Ok(Some(oq::wire::SimilarAnswer {
+                question_id: "q-old".into(),
+                pergunta: "Which payment provider should the checkout offer first?".into(),
+                resposta: "Pix first through the current gateway, then cards once 3DS is in".into(),
+                respondida_por: "dev-a".into(),
+                answered_at: NOW - 59 * 24 * 60 * MIN,
+                resemblance: oq::domain::similar::Resemblance::Similar,
+                similarity: 88,
+            })),
+        },
+    );
+    snap("similar_answer_hint", &m, &dark());
+}

@@ -19,6 +19,7 @@ pub mod question;
 pub mod readiness;
 pub mod search;
 pub mod settlement;
+pub mod similar;
 pub mod snooze;
 pub mod text;
 pub mod work;

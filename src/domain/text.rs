@@ -14,6 +14,17 @@ use super::error::{ErrorCode, OqError};
 /// Ids are typed by people and put in URLs: short, printable, no spaces or slashes.
 pub const ID_MAX_CHARS: usize = 100;
 
+/// `text` on one line (runs of whitespace one space), cut to `max` characters with "…":
+/// how a list or a hint quotes a longer text.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        flat.chars().take(max.saturating_sub(1)).collect::<String>() + "…"
+    }
+}
+
 /// The length the limits count: characters of the trimmed text (what `check_text`
 /// measures, so a live counter and the refusal agree).
 pub fn text_len(value: &str) -> usize {

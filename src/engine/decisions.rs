@@ -179,6 +179,19 @@ pub struct DecisionPage {
     pub total_is_lower_bound: bool,
 }
 
+impl DecisionPage {
+    /// The page of a filter `counted` rows matched (a search's count stopped one past
+    /// the cap: then `total` is the cap and a lower bound).
+    pub fn counted(items: Vec<(i64, Question)>, counted: u64, search: bool) -> DecisionPage {
+        let (total, total_is_lower_bound) = crate::engine::list::capped_total(search, counted);
+        DecisionPage {
+            items,
+            total,
+            total_is_lower_bound,
+        }
+    }
+}
+
 /// The `decisionSource` of a settlement row in SQL, for events written before the
 /// field existed too (`DecisionSource::for_answer` / `for_closure`, spelled in SQL).
 /// `kind` is the settlement's type; `ds`, `accepted` (a boolean) and `reason` read its

@@ -21,6 +21,16 @@ pub const PAGE_LIMIT: usize = 50;
 /// filter without search words keeps its exact total (an index count).
 pub const SEARCH_TOTAL_CAP: u64 = 1_000;
 
+/// A counted total as a page reports it: a search counted past the cap is the cap and
+/// a lower bound (`total`, `total_is_lower_bound`); any other count is exact.
+pub fn capped_total(search: bool, counted: u64) -> (u64, bool) {
+    if search && counted > SEARCH_TOTAL_CAP {
+        (SEARCH_TOTAL_CAP, true)
+    } else {
+        (counted, false)
+    }
+}
+
 /// The order of a list; ties (same project, same asker) go oldest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum Sort {

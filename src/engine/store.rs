@@ -140,6 +140,16 @@ pub struct ParkedTask {
     pub parked_at: i64,
 }
 
+/// Which walks of the memory of answers' lookup a store makes (`similar_candidates`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// The newest questions holding every word: one query, where a text that is the same
+    /// once normalised is found.
+    AllWords,
+    /// For each word, the newest holding it (one query a word).
+    EachWord,
+}
+
 /// Reads, all consistent with one snapshot of the log.
 pub trait StoreView {
     /// The log position of the newest event (0 for an empty log). Internal: it counts
@@ -164,6 +174,18 @@ pub trait StoreView {
         after: Option<i64>,
         limit: usize,
     ) -> Result<DecisionPage, OqError>;
+    /// The memory of answers (`domain::similar`): answered questions of `project_id`
+    /// holding `words` — all of them together, or each word alone ([`Lookup`]), the
+    /// newest `per_word` whose question, suggestion or answer holds it. The caller decides which
+    /// resemble; a store only finds, at a bounded cost whatever the words.
+    /// With [`Lookup::AllWords`], only the questions holding every word (one query).
+    fn similar_candidates(
+        &self,
+        project_id: &str,
+        words: &[String],
+        per_word: usize,
+        lookup: Lookup,
+    ) -> Result<Vec<Question>, OqError>;
     fn story(&self, story_id: &str) -> Result<Option<Story>, OqError>;
     fn stories(&self, project_id: Option<&str>) -> Result<Vec<Story>, OqError>;
     /// A task with its gate folded from the log.

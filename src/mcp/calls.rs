@@ -197,7 +197,9 @@ impl<S: Store + 'static> Calls<S> {
 
     pub async fn get(&self, door: &Door, args: IdArgs) -> Result<Value, OqError> {
         let (q, _) = self.mine(door, &args.question_id).await?;
-        to_value(&QuestionItem::from_question(&q, &door.actor))
+        let asked = q.clone();
+        let similar = self.blocking(move |e| e.similar_answer(&asked)).await?;
+        to_value(&QuestionItem::from_question(&q, &door.actor).with_similar(similar))
     }
 
     pub async fn list(&self, door: &Door, args: ListArgs) -> Result<Value, OqError> {

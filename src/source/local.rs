@@ -116,10 +116,9 @@ impl Source for LocalSource {
     ) -> Result<QuestionItem, OqError> {
         let (project, id) = (project.map(str::to_string), question_id.to_string());
         self.blocking(move |e, me| {
-            Ok(QuestionItem::from_question(
-                &e.question(project.as_deref(), &id)?,
-                &me,
-            ))
+            let q = e.question(project.as_deref(), &id)?;
+            let similar = e.similar_answer(&q)?;
+            Ok(QuestionItem::from_question(&q, &me).with_similar(similar))
         })
         .await
     }

@@ -12,7 +12,9 @@ use crate::domain::delegation::PauseReason;
 use crate::domain::readiness::ReadinessGate;
 use crate::engine::ListQuery;
 use crate::source::outbox::Entry;
-use crate::wire::{AutoCommand, AutoDelegate, QuestionItem, QuestionList, Readiness, WaitingItem};
+use crate::wire::{
+    AutoCommand, AutoDelegate, QuestionItem, QuestionList, Readiness, SimilarAnswer, WaitingItem,
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -77,6 +79,12 @@ pub enum Effect {
     Readiness {
         project: String,
         gate: ReadinessGate,
+    },
+    /// The memory of answers: read one question (`Source::question`) for the earlier
+    /// answer it resembles, replied to with [`Msg::Recalled`]. Only reads.
+    RecallSimilar {
+        question_id: String,
+        project: String,
     },
     /// Pause a bridged question's auto-answer (`Source::pause_auto`): `User` from the
     /// pause key, `Interaction` while the author has its answer field or options form open.
@@ -165,6 +173,11 @@ pub enum Msg {
     LookedUp {
         question_id: String,
         result: Result<Box<QuestionItem>, String>,
+    },
+    /// The reply to [`Effect::RecallSimilar`].
+    Recalled {
+        question_id: String,
+        result: Result<Option<SimilarAnswer>, String>,
     },
     ReadinessRecorded {
         gate: ReadinessGate,

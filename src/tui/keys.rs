@@ -343,6 +343,7 @@ fn act(model: &mut Model, action: Action, fx: &mut Vec<Effect>) {
             }
         }
         Action::Editor => open_editor(model, fx),
+        Action::CopySimilar => super::memory::copy(model, fx),
         Action::Filter | Action::FilterBack => {
             let every = StatusFilter::every();
             let at = every.iter().position(|f| *f == model.filter).unwrap_or(0);

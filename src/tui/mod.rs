@@ -34,6 +34,7 @@ mod interrupt;
 pub mod keymap;
 mod keys;
 pub mod link;
+mod memory;
 pub mod modal;
 pub mod model;
 mod notice;

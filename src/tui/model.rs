@@ -239,6 +239,8 @@ pub struct Model {
     pub decisions: super::screens::decisions::DecisionsView,
     /// The snooze prompt, the snoozed list's switch, a snooze just ended (`snooze.rs`).
     pub snooze: super::screens::snooze::Snoozes,
+    /// The earlier answer the selected question resembles (`memory.rs`).
+    pub memory: super::screens::memory::Memory,
     pub keymap: Keymap,
     pub behaviour: Behaviour,
     pub quit: bool,
@@ -296,6 +298,7 @@ impl Model {
             triage: Default::default(),
             decisions: Default::default(),
             snooze: Default::default(),
+            memory: Default::default(),
             keymap,
             behaviour: Behaviour::default(),
             quit: false,

@@ -272,6 +272,22 @@ impl<S: Source + Clone + 'static> Runner<S> {
                     });
                 });
             }
+            Effect::RecallSimilar {
+                question_id,
+                project,
+            } => {
+                tokio::spawn(async move {
+                    let result = source
+                        .question(Some(&project), &question_id)
+                        .await
+                        .map(|q| q.similar_answer)
+                        .map_err(text);
+                    let _ = tx.send(Msg::Recalled {
+                        question_id,
+                        result,
+                    });
+                });
+            }
             Effect::Readiness { project, gate } => {
                 tokio::spawn(async move {
                     let result = source.readiness(&project, Some(gate)).await.map_err(text);

@@ -26,6 +26,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     let mut fx = step(model, msg);
     super::triage::run::follow(model, &mut fx);
     super::interaction::follow_interaction(model, &mut fx);
+    super::memory::follow(model, &mut fx);
     fx
 }
 
@@ -153,6 +154,10 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 Err(e) => error(model, format!("dismiss refused: {e}")),
             }
         }
+        Msg::Recalled {
+            question_id,
+            result,
+        } => super::memory::recalled(model, &question_id, result),
         Msg::ReadinessRecorded { gate, result } => {
             model.dirty = true;
             match result {

@@ -57,6 +57,7 @@ pub fn question(
         can_answer: can,
         reason: (!can)
             .then(|| format!("only the person who started this session, {author}, can answer")),
+        similar_answer: None,
     }
 }
 

@@ -17,14 +17,7 @@ pub fn age(now_ms: i64, then_ms: i64) -> String {
     }
 }
 
-pub(super) fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        flat.chars().take(max.saturating_sub(1)).collect::<String>() + "…"
-    }
-}
+pub(super) use crate::domain::text::one_line;
 
 pub fn task(t: &TaskItem) -> String {
     let mut out = format!(

@@ -122,7 +122,19 @@ pub fn question(q: &QuestionItem, now_ms: i64) -> String {
         ));
     } else if q.can_answer {
         out.push_str(&hint(q));
-    } else {
+    }
+    if let Some(s) = &q.similar_answer {
+        // The memory of answers (`domain::similar`): shown, never applied.
+        out.push_str(&format!(
+            "similar   {}: «{}»\n          to «{}» ({}, {} %)\n",
+            s.lead(None, now_ms),
+            one_line(&s.resposta, 200),
+            one_line(&s.pergunta, 120),
+            s.question_id,
+            s.similarity
+        ));
+    }
+    if q.answer.is_none() && q.closed.is_none() && !q.can_answer {
         out.push_str(&format!(
             "you cannot answer: {}\n",
             q.reason.as_deref().unwrap_or("")

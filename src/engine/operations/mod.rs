@@ -4,13 +4,14 @@
 //! `work.rs` (stories and tasks), `gate.rs` (QA verdicts, waiting, dev-context),
 //! `imported.rs` (questions that also live upstream: dismiss, settle as what happened,
 //! orphan, and the bridge's notes), `agents.rs` (what MCP and hook doors declare and
-//! withdraw), `decisions.rs` (the decision history).
+//! withdraw), `decisions.rs` (the decision history), `similar.rs` (the memory of answers).
 
 mod agents;
 mod decisions;
 mod gate;
 mod imported;
 mod questions;
+mod similar;
 mod snooze;
 
 pub use imported::ImportedSettlement;

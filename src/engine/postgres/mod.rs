@@ -31,6 +31,7 @@ mod list;
 mod listen;
 pub mod raw;
 pub mod schema;
+mod similar;
 mod snoozes;
 mod view;
 mod writer;

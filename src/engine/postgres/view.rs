@@ -15,7 +15,7 @@ use crate::domain::work::{Session, Story, Task};
 use crate::domain::{Event, OqError, Question, StoredEvent};
 use crate::engine::decisions::{DecisionPage, DecisionQuery};
 use crate::engine::fold::{self, QuestionRow, parse_event};
-use crate::engine::list::SEARCH_TOTAL_CAP;
+use crate::engine::list::capped_total;
 use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
 /// The columns that make a [`Question`]; `d` is the declaration, `st` its settlement.
@@ -204,19 +204,37 @@ impl StoreView for PgView<'_> {
         let sql = list_sql(q, QUESTION_COLUMNS, SETTLEMENT_JOIN);
         let counted = self.count(&sql.count, &refs(&sql.count_params))?;
         // A search's count stops one past the cap (`list_sql`): past it, "at least".
-        let capped = q.search.is_some() && counted > SEARCH_TOTAL_CAP;
+        let (total, total_is_lower_bound) = capped_total(q.search.is_some(), counted);
         let mut items = self.questions_of(&sql.page, &refs(&sql.page_params))?;
         let rows = |s: &str, p: &[&(dyn ToSql + Sync)]| self.rows(s, p);
         snoozes::attach(&rows, &mut items)?;
         Ok(QuestionPage {
             items,
-            total: if capped { SEARCH_TOTAL_CAP } else { counted },
-            total_is_lower_bound: capped,
+            total,
+            total_is_lower_bound,
             snoozed: match &sql.snoozed {
                 Some((s, p)) => snoozes::count(&rows, s, p)?,
                 None => Default::default(),
             },
         })
+    }
+
+    /// What SQLite's finds through its trigram index, here by `ILIKE` (`similar.rs`).
+    fn similar_candidates(
+        &self,
+        project_id: &str,
+        words: &[String],
+        per_word: usize,
+        lookup: crate::engine::store::Lookup,
+    ) -> Result<Vec<Question>, OqError> {
+        let mut out: Vec<Question> = Vec::new();
+        for params in super::similar::queries(project_id, words, per_word, lookup) {
+            let sql = super::similar::sql(params.len(), QUESTION_COLUMNS, SETTLEMENT_JOIN);
+            out.extend(self.questions_of(&sql, &refs(&params))?);
+        }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|q| seen.insert(q.question_id.clone()));
+        Ok(out)
     }
 
     fn decisions(
@@ -230,20 +248,14 @@ impl StoreView for PgView<'_> {
         let items = self
             .rows(&sql.page, &refs(&sql.page_params))?
             .iter()
-            .map(|r| {
-                Ok((
-                    get::<i64>(r, AFTER_QUESTION)?,
-                    question_row(r)?.into_question()?,
-                ))
-            })
+            .map(|r| Ok((get(r, AFTER_QUESTION)?, question_row(r)?.into_question()?)))
             .collect::<Result<_, OqError>>()?;
         let counted = self.count(&sql.count, &refs(&sql.count_params))?;
-        let capped = query.search.is_some() && counted > SEARCH_TOTAL_CAP;
-        Ok(DecisionPage {
+        Ok(DecisionPage::counted(
             items,
-            total: if capped { SEARCH_TOTAL_CAP } else { counted },
-            total_is_lower_bound: capped,
-        })
+            counted,
+            query.search.is_some(),
+        ))
     }
 
     fn open_count(&self, project_id: &str) -> Result<u64, OqError> {

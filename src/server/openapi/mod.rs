@@ -109,7 +109,7 @@ pub fn document() -> Value {
     );
 
     let question = op(
-        "One question, with canAnswer and reason for the caller",
+        "One question, with canAnswer and reason for the caller, and (open) the earlier answer it resembles, similarAnswer",
         "a member or an agent of the project",
         &["questionId"],
         with(

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use super::parts::{id_schema, schema};
 use crate::domain::ErrorCode;
+use crate::domain::similar::SIMILAR_THRESHOLD_PERCENT;
 use crate::engine::SEARCH_TOTAL_CAP;
 
 /// Every schema the operations refer to by `#/components/schemas/NAME`.
@@ -58,7 +59,16 @@ pub(super) fn all() -> Value {
                 "until": { "type": "integer" }, "by": { "type": "string" } },
                 "description": "an open question's newest snooze: hidden from its author's queue while `until` is ahead, open for everything else" },
             "handedOff": { "type": "boolean", "description": "Claude Code's hook handed it to Claude Code's own dialog: answer it there (an answer here is refused, `handed_to_claude_code`)" },
-            "canAnswer": { "type": "boolean" }, "reason": { "type": "string" } } },
+            "canAnswer": { "type": "boolean" }, "reason": { "type": "string" },
+            "similarAnswer": schema("SimilarAnswer") } },
+        "SimilarAnswer": { "type": "object", "additionalProperties": false,
+            "required": ["questionId", "pergunta", "resposta", "respondidaPor", "answeredAt", "match", "similarity"],
+            "description": format!("the memory of answers, only on one open question's read: the earlier answer of the project to a question this one resembles (`same` once case, accents, punctuation and spacing are set aside; `similar` at {SIMILAR_THRESHOLD_PERCENT} % or more of character trigrams in common). A hint to copy and edit: nothing is answered by it"),
+            "properties": {
+                "questionId": id_schema(), "pergunta": { "type": "string" }, "resposta": { "type": "string" },
+                "respondidaPor": { "type": "string" }, "answeredAt": { "type": "integer", "description": "Unix ms" },
+                "match": { "type": "string", "enum": ["same", "similar"] },
+                "similarity": { "type": "integer", "minimum": SIMILAR_THRESHOLD_PERCENT, "maximum": 100, "description": "trigrams in common, percent (100 for same)" } } },
         "QuestionList": { "type": "object", "properties": {
             "items": { "type": "array", "maxItems": 50, "items": schema("Question") },
             "total": { "type": "integer", "description": format!("how many questions the whole filter (status, search) holds, not the page; a search is counted up to {SEARCH_TOTAL_CAP} (see totalIsLowerBound)") },

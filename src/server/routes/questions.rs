@@ -150,10 +150,16 @@ pub async fn show(
     ApiPath((_, question_id)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<QuestionItem>> {
     let project = who.project.clone();
-    let q = st
-        .read(move |e| e.question(Some(&project), &question_id))
+    let (q, similar) = st
+        .read(move |e| {
+            let q = e.question(Some(&project), &question_id)?;
+            let similar = e.similar_answer(&q)?;
+            Ok((q, similar))
+        })
         .await?;
-    Ok(Json(QuestionItem::from_question(&q, &who.actor)))
+    Ok(Json(
+        QuestionItem::from_question(&q, &who.actor).with_similar(similar),
+    ))
 }
 
 /// Dismisses a question without an answer: the same author-only rule as answering. A

@@ -39,6 +39,8 @@ pub enum Action {
     Accept,
     Answer,
     Editor,
+    /// The memory of answers: the similar earlier answer into the field, to edit.
+    CopySimilar,
     Filter,
     FilterBack,
     Sort,

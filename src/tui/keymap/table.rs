@@ -120,6 +120,13 @@ pub const TABLE: &[Row] = &[
     ),
     row(A::Editor, Normal, &["e"], "answer in $EDITOR", &[]),
     row(
+        A::CopySimilar,
+        Normal,
+        &["c"],
+        "copy the similar past answer into the field, to edit",
+        &[],
+    ),
+    row(
         A::Filter,
         Normal,
         &["f"],

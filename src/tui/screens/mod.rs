@@ -5,5 +5,6 @@
 
 pub mod decision_filter;
 pub mod decisions;
+pub mod memory;
 pub mod snooze;
 pub mod triage;

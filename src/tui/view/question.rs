@@ -1,7 +1,8 @@
 //! The selected question in full: the text (wrapped, scrollable), who asked (agent, the
 //! agent's door when it is `mcp` or `claude-code`, session, session author; the working
 //! directory Claude Code asked in), the project and age, what it affects, the suggestion,
-//! where an answer of ours stands in the outbox (`tui::outbox`), the answered record
+//! the earlier answer it resembles with its copy key (`tui::memory`), where an answer of
+//! ours stands in the outbox (`tui::outbox`), the answered record
 //! with its whole text (scrolled in full, the position on the border); and
 //! for a bridged OpenCode question, its auto-answer on the pane's last row (not scrolled
 //! away): the countdown and the pause / delegate keys, inert for anyone but the author.
@@ -12,6 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::form::first;
+use crate::domain::text::one_line as clip;
 use crate::tui::auto::{AutoLine, line as auto_line};
 use crate::tui::keymap::Action;
 use crate::tui::model::{Focus, Model, ago};
@@ -143,6 +145,27 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, model: &Model, theme: &Theme) {
             ),
             theme,
         ));
+    }
+    if let Some(s) = model.memory.for_question(&q.question_id) {
+        // The memory of answers: shown with its key, copied only by it, never sent.
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<9} ", "similar"), theme.muted),
+            Span::styled(
+                format!(
+                    "{}: «{}»",
+                    s.lead(Some(&model.user), model.now),
+                    clip(&s.resposta, 160)
+                ),
+                theme.accent,
+            ),
+            Span::styled(" — ", theme.muted),
+            Span::styled(
+                first(model.keymap.keys_for(Action::CopySimilar)),
+                theme.key_hint,
+            ),
+            Span::styled(" copies it to edit", theme.muted),
+        ]));
+        lines.push(field("", format!("to «{}»", clip(&s.pergunta, 100)), theme));
     }
     if let Some(e) = crate::tui::outbox::latest(model, &q.question_id)
         .filter(|e| e.state != crate::source::outbox::State::Delivered)

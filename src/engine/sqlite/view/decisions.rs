@@ -135,7 +135,7 @@ pub(super) fn decisions(
     let counted: i64 = conn
         .prepare_cached(&count_sql)?
         .query_row(&*bound(&count_params), |r| r.get(0))?;
-    let total_is_lower_bound = q.search.is_some() && counted as u64 > SEARCH_TOTAL_CAP;
+
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(&*bound(&params), |row| {
         let seq: i64 = row.get(AFTER_QUESTION)?;
@@ -145,15 +145,11 @@ pub(super) fn decisions(
     for r in rows {
         items.push(r??);
     }
-    Ok(DecisionPage {
+    Ok(DecisionPage::counted(
         items,
-        total: if total_is_lower_bound {
-            SEARCH_TOTAL_CAP
-        } else {
-            counted as u64
-        },
-        total_is_lower_bound,
-    })
+        counted as u64,
+        q.search.is_some(),
+    ))
 }
 
 /// The `decisionSource` of the settlement aliased `st`, derived for older events too:

@@ -7,11 +7,12 @@ use crate::domain::gate::Gate;
 use crate::domain::work::{Session, Story, Task, WorkState};
 use crate::domain::{Event, OqError, Question, StoredEvent};
 use crate::engine::decisions::{DecisionPage, DecisionQuery};
-use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
+use crate::engine::store::{Lookup, ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
 mod decisions;
 mod questions;
 mod rows;
+mod similar;
 mod snoozes;
 mod words;
 
@@ -160,6 +161,16 @@ impl StoreView for SqliteView<'_> {
         limit: usize,
     ) -> Result<DecisionPage, OqError> {
         decisions::decisions(self.conn, project_id, query, after, limit)
+    }
+
+    fn similar_candidates(
+        &self,
+        project_id: &str,
+        words: &[String],
+        per_word: usize,
+        lookup: Lookup,
+    ) -> Result<Vec<Question>, OqError> {
+        similar::candidates(self.conn, project_id, words, per_word, lookup)
     }
 
     fn open_count(&self, project_id: &str) -> Result<u64, OqError> {

@@ -13,7 +13,7 @@ use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, question_from_row}
 use super::snoozes;
 use super::words;
 use crate::domain::OqError;
-use crate::engine::list::{SEARCH_TOTAL_CAP, Sort};
+use crate::engine::list::{SEARCH_TOTAL_CAP, Sort, capped_total};
 use crate::engine::store::{QuestionPage, QuestionQuery, StatusFilter};
 
 /// The SQL of one list: `FROM` and `WHERE` shared by the page and the count.
@@ -169,7 +169,7 @@ pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<Ques
     let counted: i64 = conn
         .prepare_cached(&count_sql)?
         .query_row(&*bound(&plan.params), |r| r.get(0))?;
-    let total_is_lower_bound = q.search.is_some() && counted as u64 > SEARCH_TOTAL_CAP;
+    let (total, total_is_lower_bound) = capped_total(q.search.is_some(), counted as u64);
     let (sql, params) = page_sql(&plan, q);
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut items = collect(stmt.query_map(&*bound(&params), question_from_row)?)?;
@@ -185,11 +185,7 @@ pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<Ques
     )?;
     Ok(QuestionPage {
         items,
-        total: if total_is_lower_bound {
-            SEARCH_TOTAL_CAP
-        } else {
-            counted as u64
-        },
+        total,
         total_is_lower_bound,
         snoozed,
     })
