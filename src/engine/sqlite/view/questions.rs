@@ -30,6 +30,8 @@ struct Plan {
     /// open set (for the snooze conditions).
     qid: &'static str,
     open: bool,
+    /// Whether the log holds any snooze (`snoozes::any`): none, nothing to test per row.
+    any_snoozed: bool,
     /// The filter before the snooze condition: what the snoozed count counts over.
     base: String,
     base_params: Vec<(String, Value)>,
@@ -98,7 +100,16 @@ impl Plan {
             "d.question_id"
         };
         let (base, base_params) = (filter.clone(), params.clone());
-        snoozes::filter(q.snoozed, qid, open, q.now, &mut filter, &mut params);
+        let any_snoozed = snoozes::any(conn)?;
+        snoozes::filter(
+            q.snoozed,
+            any_snoozed,
+            qid,
+            open,
+            q.now,
+            &mut filter,
+            &mut params,
+        );
         let count_from = match q.status {
             StatusFilter::Open if !words::reads_rows(&tests, words) => "open_questions o",
             _ => from,
@@ -115,6 +126,7 @@ impl Plan {
             asker,
             qid,
             open,
+            any_snoozed,
             base,
             base_params,
             filter,
@@ -176,6 +188,7 @@ pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<Ques
     snoozes::attach(conn, &mut items)?;
     let snoozed = snoozes::count(
         conn,
+        plan.any_snoozed,
         plan.count_from,
         &plan.base,
         &plan.base_params,
@@ -278,5 +291,39 @@ mod tests {
             assert!(how.contains(index), "{sort:?}: {how}");
             assert!(!how.contains("TEMP B-TREE"), "{sort:?} sorts: {how}");
         }
+    }
+
+    /// A log without any snooze hides nothing and counts nothing, so the open view pays
+    /// no per-row snooze test; once one snooze is in the log the test is back.
+    #[test]
+    fn the_snooze_test_is_paid_only_when_the_log_holds_a_snooze() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::engine::sqlite::schema::migrate(&conn, 0).unwrap();
+        conn.execute_batch(FILL).unwrap();
+        let plan = |snoozed| {
+            let q = QuestionQuery {
+                project_id: Some("loja"),
+                status: StatusFilter::Open,
+                search: None,
+                sort: Sort::Oldest,
+                after: None,
+                limit: 50,
+                snoozed,
+                now: 0,
+            };
+            let plan = Plan::new(&conn, &q).unwrap();
+            (
+                plan.filter.contains("open_question.snoozed"),
+                plan.any_snoozed,
+            )
+        };
+        assert_eq!(plan(crate::engine::SnoozeFilter::Hide), (false, false));
+        conn.execute_batch(
+            "INSERT INTO events (seq, project_seq, event_id, type, project_id, session_id, question_id, actor, at, payload)
+             VALUES (2000, 2000, 'z', 'open_question.snoozed', 'loja', 's', 'q1', 'ana', 5,
+                     json_object('until', 10))",
+        )
+        .unwrap();
+        assert_eq!(plan(crate::engine::SnoozeFilter::Hide), (true, true));
     }
 }
