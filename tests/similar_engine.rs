@@ -151,3 +151,31 @@ fn the_newest_of_equal_answers_is_offered() {
         "Only before noon"
     );
 }
+
+/// The lookup looks at a bounded number of each query's newest matches
+/// (`SCAN_PER_QUERY`, 500), answered or not: a word every open question holds never
+/// reads the whole index on a selection. An answer within the bound is recalled; one
+/// behind more newer matches than that is not (the documented cost of the bound).
+#[test]
+fn the_lookup_reads_a_bounded_number_of_matches() {
+    let (_dir, e) = setup();
+    let before = answered(&e, "p", "Should the checkout accept Pix?", "Yes");
+    let filler = |e: &LocalEngine, from: usize, to: usize| {
+        for i in from..to {
+            ask(
+                e,
+                "p",
+                &format!("Should the checkout accept Pix, variant {i}?"),
+            );
+        }
+    };
+    filler(&e, 0, 400);
+    let open = ask(&e, "p", "should the checkout accept pix");
+    let hint = e.similar_answer(&open).unwrap().expect("within the bound");
+    assert_eq!(hint.question_id, before.question_id);
+    filler(&e, 400, 600);
+    assert!(
+        e.similar_answer(&open).unwrap().is_none(),
+        "601 newer matches: past the bound of 500"
+    );
+}
