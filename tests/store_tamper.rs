@@ -186,7 +186,7 @@ fn a_store_from_before_the_chain_is_chained_once_on_open() {
     conn.execute_batch(
         "DROP TRIGGER events_derive_search_declared; DROP TRIGGER events_derive_search_answered;
          DROP TABLE question_search; DROP INDEX events_settled_by_project;
-         DROP INDEX events_settled_at;
+         DROP INDEX events_settled_at; DROP INDEX events_snoozed;
          DROP TRIGGER events_derive_declared; DROP TRIGGER open_questions_guard_insert;
          DROP INDEX open_questions_by_asker; ALTER TABLE open_questions DROP COLUMN autor;
          CREATE TRIGGER events_derive_declared AFTER INSERT ON events WHEN 0 BEGIN SELECT 1; END;

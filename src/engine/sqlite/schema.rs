@@ -434,8 +434,11 @@ END;
 /// Version 11: a project's settlements by time, so the decision history's `since` is a
 /// range of an index (its count an index count, the page's walk bounded by the first
 /// settlement in it) instead of a test of every settlement's `at` (180 ms among 500,000
-/// decisions). Derived like the other indexes; it decides nothing.
+/// decisions). Derived like the other indexes; it decides nothing. Also the questions
+/// ever snoozed: a list's snooze test reads this set (a few rows) instead of scanning
+/// the log for it on every list (11 ms among 100,000 events, with no snooze at all).
 pub const V11_SETTLED_BY_TIME: &str = r#"
 CREATE INDEX events_settled_at ON events(project_id, at)
  WHERE type IN ('open_question.answered', 'open_question.closed');
+CREATE INDEX events_snoozed ON events(question_id) WHERE type = 'open_question.snoozed';
 "#;

@@ -318,6 +318,9 @@ mod tests {
             )
         };
         assert_eq!(plan(crate::engine::SnoozeFilter::Hide), (false, false));
+        // Whether any snooze exists is one probe of their own index, not a scan of the log.
+        let how = query_plan(&conn, snoozes::ANY, &[]);
+        assert!(how.contains("INDEX events_snoozed"), "{how}");
         conn.execute_batch(
             "INSERT INTO events (seq, project_seq, event_id, type, project_id, session_id, question_id, actor, at, payload)
              VALUES (2000, 2000, 'z', 'open_question.snoozed', 'loja', 's', 'q1', 'ana', 5,

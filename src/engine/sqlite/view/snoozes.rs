@@ -3,7 +3,7 @@
 //!
 //! No table is derived for it: a snooze is "the newest snooze event is a snooze whose
 //! `until` is ahead", a fact of the log AND the clock, which no trigger could keep. The
-//! set of questions ever snoozed comes from the `events_by_type` index (snoozes are
+//! set of questions ever snoozed comes from the `events_snoozed` index (snoozes are
 //! few), so a list with no snooze in it pays one empty probe; only a question in that
 //! set has its newest snooze event looked up (`events_by_question`).
 
@@ -41,14 +41,15 @@ fn until(qid: &str) -> String {
     )
 }
 
-/// Whether the log holds any snooze at all (one probe of `events_by_type`). Most stores
+/// [`any`]'s SQL (its plan is tested in `questions.rs`).
+pub(super) const ANY: &str =
+    "SELECT EXISTS (SELECT 1 FROM events WHERE type = 'open_question.snoozed')";
+
+/// Whether the log holds any snooze at all (one probe of `events_snoozed`). Most stores
 /// hold none: then nothing is hidden and nothing is counted, and a queue of 100,000
 /// open questions pays no per-row test for it (it cost 23 ms a page before).
 pub(super) fn any(conn: &Connection) -> rusqlite::Result<bool> {
-    conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM events WHERE type = 'open_question.snoozed')",
-    )?
-    .query_row([], |r| r.get(0))
+    conn.prepare_cached(ANY)?.query_row([], |r| r.get(0))
 }
 
 /// The filter's condition for `f` (nothing for `Show`, nor for `Hide` when the log
