@@ -7,7 +7,6 @@ use serde::Serialize;
 use super::context::Context;
 use crate::domain::error::exit;
 use crate::domain::{ErrorCode, OqError};
-use crate::engine::{ListQuery, StatusFilter};
 use crate::source::Source;
 
 /// The line printed without `--format`.
@@ -94,28 +93,13 @@ impl Status {
     }
 }
 
-/// Counts the open questions page by page (a page is at most 50).
+/// The source's open counts, for the project in view.
 pub async fn read(ctx: &Context) -> Result<Status, OqError> {
     let project = ctx.project_filter();
-    let (mut open, mut mine, mut cursor) = (0, 0, None::<String>);
-    loop {
-        let page = ctx
-            .source
-            .list(
-                project,
-                &ListQuery::new(StatusFilter::Open).after(cursor.as_deref()),
-            )
-            .await?;
-        open = open.max(page.total);
-        mine += page.items.iter().filter(|q| q.can_answer).count() as u64;
-        match page.cursor {
-            Some(c) if !page.items.is_empty() => cursor = Some(c),
-            _ => break,
-        }
-    }
+    let counts = ctx.source.open_counts(project).await?;
     Ok(Status {
-        open,
-        mine,
+        open: counts.open,
+        mine: counts.mine,
         project: project.unwrap_or("all").to_string(),
     })
 }

@@ -7,6 +7,7 @@
 
 pub mod any;
 pub mod copy;
+pub mod counts;
 pub mod decisions;
 pub mod fold;
 pub mod ids;
@@ -18,6 +19,7 @@ pub mod sqlite;
 pub mod store;
 
 pub use any::{AnyStore, StoreKind};
+pub use counts::OpenCounts;
 pub use decisions::{DecisionPage, DecisionQuery};
 pub use list::{ListQuery, PAGE_LIMIT, SEARCH_TOTAL_CAP, Sort};
 pub use operations::{

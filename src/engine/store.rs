@@ -164,6 +164,17 @@ pub trait StoreView {
     fn question(&self, question_id: &str) -> Result<Option<Question>, OqError>;
     fn questions(&self, query: &QuestionQuery<'_>) -> Result<QuestionPage, OqError>;
     fn open_count(&self, project_id: &str) -> Result<u64, OqError>;
+    /// `oq status`'s numbers: the open questions of `project_id` (every project for
+    /// `None`) no snooze hides at `now`, and how many of them `viewer` may answer. The
+    /// default walks the list's pages ([`super::counts::by_pages`], its definition).
+    fn open_counts(
+        &self,
+        project_id: Option<&str>,
+        viewer: &crate::domain::Actor,
+        now: i64,
+    ) -> Result<super::counts::OpenCounts, OqError> {
+        super::counts::by_pages(self, project_id, viewer, now)
+    }
     /// The decision history: answered and closed questions matching `query`'s filter,
     /// newest settlement first, after the settlement at log position `after`; `total`
     /// counts the filter (not the cursor).

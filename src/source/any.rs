@@ -4,7 +4,7 @@
 use super::{HttpSource, Identity, LocalSource, OpencodeSource, ResilientSource, Source};
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, OqError, Role, SessionKind};
-use crate::engine::{DecisionQuery, ListQuery, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, OpenCounts, VerdictInput};
 use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
     VerdictReply, WaitingItem,
@@ -138,6 +138,9 @@ impl Source for AnySource {
     }
     async fn default_session(&self, project: &str) -> Result<Option<String>, OqError> {
         each!(self, s => s.default_session(project).await)
+    }
+    async fn open_counts(&self, project: Option<&str>) -> Result<OpenCounts, OqError> {
+        each!(self, s => s.open_counts(project).await)
     }
     async fn revision(&self, project: Option<&str>) -> Result<i64, OqError> {
         each!(self, s => s.revision(project).await)

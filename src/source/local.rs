@@ -7,7 +7,7 @@ use super::{Identity, Source};
 use crate::domain::choices::ClosedReason;
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{Actor, AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
-use crate::engine::{DecisionQuery, ListQuery, LocalEngine, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, LocalEngine, OpenCounts, VerdictInput};
 use crate::wire::{
     DevContext, QuestionItem, QuestionList, Readiness, SessionItem, TaskItem, VerdictReply,
     WaitingItem,
@@ -91,6 +91,12 @@ impl Source for LocalSource {
     ) -> Result<QuestionList, OqError> {
         let (project, query) = (project.map(str::to_string), query.clone());
         self.blocking(move |e, me| Ok(QuestionList::of(e.list(project.as_deref(), &query)?, &me)))
+            .await
+    }
+
+    async fn open_counts(&self, project: Option<&str>) -> Result<OpenCounts, OqError> {
+        let project = project.map(str::to_string);
+        self.blocking(move |e, me| e.open_counts(project.as_deref(), &me))
             .await
     }
 

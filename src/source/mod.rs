@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use crate::domain::readiness::ReadinessGate;
 use crate::domain::{AnswerInput, DeclareInput, ErrorCode, OqError, Role, SessionKind};
-use crate::engine::{DecisionQuery, ListQuery, VerdictInput};
+use crate::engine::{DecisionQuery, ListQuery, OpenCounts, StatusFilter, VerdictInput};
 use crate::wire::{
     AutoCommand, AutoDelegate, DevContext, QuestionItem, QuestionList, Readiness, SessionItem,
     VerdictReply, WaitingItem,
@@ -79,6 +79,27 @@ pub trait Source: Send + Sync {
         project: Option<&str>,
         query: &ListQuery,
     ) -> impl Future<Output = Result<QuestionList, OqError>> + Send;
+    /// `oq status`'s numbers: the open questions in view (snoozed ones hidden, as the
+    /// default list) and how many the caller may answer. The default counts the list's
+    /// pages; the local engine counts its open set's index instead.
+    fn open_counts(
+        &self,
+        project: Option<&str>,
+    ) -> impl Future<Output = Result<OpenCounts, OqError>> + Send {
+        async move {
+            let (mut counts, mut cursor) = (OpenCounts::default(), None::<String>);
+            loop {
+                let query = ListQuery::new(StatusFilter::Open).after(cursor.as_deref());
+                let page = self.list(project, &query).await?;
+                counts.open = counts.open.max(page.total);
+                counts.mine += page.items.iter().filter(|q| q.can_answer).count() as u64;
+                match page.cursor {
+                    Some(c) if !page.items.is_empty() => cursor = Some(c),
+                    _ => return Ok(counts),
+                }
+            }
+        }
+    }
     fn question(
         &self,
         project: Option<&str>,

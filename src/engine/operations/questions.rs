@@ -11,6 +11,7 @@ use crate::domain::{
     Actor, Answer, AnswerInput, DecisionSource, DeclareInput, ErrorCode, Event, OqError, Question,
     StoredEvent,
 };
+use crate::engine::OpenCounts;
 use crate::engine::ids;
 use crate::engine::list::{Cursor, ListQuery, Sort};
 use crate::engine::store::{NewEvent, QuestionQuery, Store, StoreView};
@@ -184,6 +185,16 @@ impl<S: Store> Engine<S> {
             cursor,
             snoozed: page.snoozed,
         })
+    }
+
+    /// `oq status`'s numbers for `viewer`, snoozes judged now (see [`OpenCounts`]).
+    pub fn open_counts(
+        &self,
+        project_id: Option<&str>,
+        viewer: &Actor,
+    ) -> Result<OpenCounts, OqError> {
+        let now = crate::engine::sqlite::now_ms();
+        self.store.read(|v| v.open_counts(project_id, viewer, now))
     }
 
     /// Blocks until the question is answered (polling the shared store, which another

@@ -17,7 +17,8 @@ mod snoozes;
 mod words;
 
 use rows::{
-    QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, parse_event, question_from_row, session_from,
+    QUESTION_COLUMNS, SETTLEMENT_JOIN, bind, collect, parse_event, question_from_row, scope,
+    session_from,
 };
 pub struct SqliteView<'c> {
     conn: &'c Connection,
@@ -27,27 +28,6 @@ impl<'c> SqliteView<'c> {
     pub fn new(conn: &'c Connection) -> Self {
         SqliteView { conn }
     }
-}
-
-/// `AND column = :project` when a project is given, nothing otherwise. Two plans rather
-/// than `(:project IS NULL OR …)`, which keeps SQLite off the project indexes.
-fn scope(sql: &str, column: &str, project: Option<&str>) -> String {
-    let clause = match project {
-        Some(_) => format!("AND {column} = :project"),
-        None => String::new(),
-    };
-    sql.replace("{scope}", &clause)
-}
-
-/// The named parameters, plus `:project` when given.
-fn bind<'a>(
-    mut params: Vec<(&'a str, &'a dyn rusqlite::ToSql)>,
-    project: &'a Option<&'a str>,
-) -> Vec<(&'a str, &'a dyn rusqlite::ToSql)> {
-    if project.is_some() {
-        params.push((":project", project));
-    }
-    params
 }
 
 impl SqliteView<'_> {
@@ -171,6 +151,15 @@ impl StoreView for SqliteView<'_> {
         lookup: Lookup,
     ) -> Result<Vec<Question>, OqError> {
         similar::candidates(self.conn, project_id, words, per_word, lookup)
+    }
+
+    fn open_counts(
+        &self,
+        project_id: Option<&str>,
+        viewer: &crate::domain::Actor,
+        now: i64,
+    ) -> Result<crate::engine::OpenCounts, OqError> {
+        questions::open_counts(self.conn, project_id, viewer, now)
     }
 
     fn open_count(&self, project_id: &str) -> Result<u64, OqError> {

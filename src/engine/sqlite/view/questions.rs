@@ -12,8 +12,10 @@ use rusqlite::types::Value;
 use super::rows::{QUESTION_COLUMNS, SETTLEMENT_JOIN, collect, question_from_row};
 use super::snoozes;
 use super::words;
-use crate::domain::OqError;
+use crate::domain::{Actor, OqError};
+use crate::engine::OpenCounts;
 use crate::engine::list::{SEARCH_TOTAL_CAP, Sort, capped_total};
+use crate::engine::snoozed::SnoozeFilter;
 use crate::engine::store::{QuestionPage, QuestionQuery, StatusFilter};
 
 /// The SQL of one list: `FROM` and `WHERE` shared by the page and the count.
@@ -204,6 +206,59 @@ pub(super) fn questions(conn: &Connection, q: &QuestionQuery<'_>) -> Result<Ques
     })
 }
 
+/// [`crate::engine::counts::by_pages`]'s numbers from the open set's index alone: the
+/// list's own filter (snoozes hidden), with `mine` the questions of the viewer's sessions
+/// not handed off to another dialog. An agent answers nothing.
+pub(super) fn open_counts(
+    conn: &Connection,
+    project_id: Option<&str>,
+    viewer: &Actor,
+    now: i64,
+) -> Result<OpenCounts, OqError> {
+    let plan = Plan::new(conn, &open_filter(project_id, now))?;
+    let (sql, mut params) = (open_counts_sql(&plan), plan.params);
+    let person = match viewer {
+        Actor::Person { id } => Value::Text(id.clone()),
+        Actor::Agent { .. } | Actor::Service { .. } => Value::Null,
+    };
+    params.push((":me".into(), person));
+    let (open, mine): (i64, i64) = conn
+        .prepare_cached(&sql)?
+        .query_row(&*bound(&params), |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(OpenCounts {
+        open: open as u64,
+        mine: mine as u64,
+    })
+}
+
+/// The default open view's filter, for [`open_counts`].
+fn open_filter(project_id: Option<&str>, now: i64) -> QuestionQuery<'_> {
+    QuestionQuery {
+        project_id,
+        status: StatusFilter::Open,
+        search: None,
+        sort: Sort::Oldest,
+        after: None,
+        limit: 0,
+        snoozed: SnoozeFilter::Hide,
+        now,
+    }
+}
+
+/// Each open question's session author and hand-off mark, as [`QUESTION_COLUMNS`] reads
+/// them, without its text: one probe of the declaration, its session, its hand-off.
+fn open_counts_sql(plan: &Plan) -> String {
+    format!(
+        "SELECT count(*), coalesce(sum(CASE WHEN (SELECT json_extract(s.payload, '$.author')
+                  FROM events s WHERE s.type = 'session.started' AND s.session_id = d.session_id) = :me
+             THEN NOT EXISTS (SELECT 1 FROM events x
+                  WHERE x.type = 'open_question.handed_off' AND x.question_id = d.question_id)
+             ELSE 0 END), 0)
+           FROM {} WHERE {}",
+        plan.from, plan.filter
+    )
+}
+
 /// The page's SQL and parameters: the filter, the cursor, the sort's order, the limit.
 fn page_sql(plan: &Plan, q: &QuestionQuery<'_>) -> (String, Vec<(String, Value)>) {
     let seq = plan.seq;
@@ -290,6 +345,29 @@ mod tests {
             let how = query_plan(&conn, &sql, &params);
             assert!(how.contains(index), "{sort:?}: {how}");
             assert!(!how.contains("TEMP B-TREE"), "{sort:?} sorts: {how}");
+        }
+    }
+
+    /// `oq status`'s count walks the open set and probes each question's declaration,
+    /// session and hand-off by key: no scan of the log, whatever the log holds.
+    #[test]
+    fn the_open_count_reads_the_open_set_and_probes_by_key() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::engine::sqlite::schema::migrate(&conn, 0).unwrap();
+        for project in [None, Some("loja")] {
+            let plan = Plan::new(&conn, &open_filter(project, 0)).unwrap();
+            let mut params = plan.params.clone();
+            params.push((":me".into(), Value::Text("ana".into())));
+            let how = query_plan(&conn, &open_counts_sql(&plan), &params);
+            let mut lines = how.lines();
+            let first = lines.next().unwrap();
+            assert!(
+                first.contains(" o USING COVERING INDEX"),
+                "{project:?}: {how}"
+            );
+            assert!(!lines.any(|l| l.contains("SCAN ")), "{project:?}: {how}");
+            assert!(how.contains("events_one_session"), "{project:?}: {how}");
+            assert!(how.contains("events_by_question"), "{project:?}: {how}");
         }
     }
 

@@ -81,6 +81,27 @@ pub(super) fn session_from(project_id: String, event: Event) -> Result<Session, 
     }
 }
 
+/// `AND column = :project` when a project is given, nothing otherwise. Two plans rather
+/// than `(:project IS NULL OR …)`, which keeps SQLite off the project indexes.
+pub(super) fn scope(sql: &str, column: &str, project: Option<&str>) -> String {
+    let clause = match project {
+        Some(_) => format!("AND {column} = :project"),
+        None => String::new(),
+    };
+    sql.replace("{scope}", &clause)
+}
+
+/// The named parameters, plus `:project` when given.
+pub(super) fn bind<'a>(
+    mut params: Vec<(&'a str, &'a dyn rusqlite::ToSql)>,
+    project: &'a Option<&'a str>,
+) -> Vec<(&'a str, &'a dyn rusqlite::ToSql)> {
+    if project.is_some() {
+        params.push((":project", project));
+    }
+    params
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
