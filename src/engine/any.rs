@@ -69,4 +69,15 @@ impl Store for AnyStore {
             AnyStore::Postgres(s) => Either::Right(s.transact_async(decide)),
         }
     }
+
+    fn transact_async_on<T: Send + 'static>(
+        &self,
+        question_id: &str,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+    ) -> impl Future<Output = Result<(Vec<StoredEvent>, T), OqError>> + Send {
+        match self {
+            AnyStore::Sqlite(s) => Either::Left(s.transact_async_on(question_id, decide)),
+            AnyStore::Postgres(s) => Either::Right(s.transact_async_on(question_id, decide)),
+        }
+    }
 }

@@ -253,4 +253,16 @@ pub trait Store: Send + Sync {
         &self,
         decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
     ) -> impl Future<Output = Result<(Vec<StoredEvent>, T), OqError>> + Send;
+
+    /// [`Store::transact_async`] for a decision that reads the question `question_id`
+    /// (an answer): a store may read it ahead with the other decisions of its batch
+    /// (PostgreSQL's writer does, `postgres/ahead.rs`). The decision is the same.
+    fn transact_async_on<T: Send + 'static>(
+        &self,
+        question_id: &str,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+    ) -> impl Future<Output = Result<(Vec<StoredEvent>, T), OqError>> + Send {
+        let _ = question_id;
+        self.transact_async(decide)
+    }
 }

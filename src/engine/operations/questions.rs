@@ -132,7 +132,8 @@ impl<S: Store> Engine<S> {
         idempotency_key: Option<&str>,
     ) -> Result<Question, OqError> {
         let decide = answer_decision(actor, project_id, question_id, input, idempotency_key);
-        self.store.transact_async(decide).await.map(as_recorded)
+        let stored = self.store.transact_async_on(question_id, decide).await;
+        stored.map(as_recorded)
     }
 
     pub fn question(

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
+use super::ahead::Ahead;
+
 use crate::domain::{ErrorCode, OqError};
 
 /// How long a connection attempt may take before the database counts as unreachable.
@@ -106,6 +108,7 @@ impl PgTarget {
             client,
             statements: HashMap::new(),
             failed: None,
+            ahead: Ahead::default(),
         })
     }
 }
@@ -137,6 +140,8 @@ pub struct Conn {
     /// The first database error inside the current transaction: PostgreSQL refuses
     /// everything after it until the transaction ends.
     pub failed: Option<OqError>,
+    /// The writer's batch: rows held back until the next query, questions read ahead.
+    pub ahead: Ahead,
 }
 
 impl Conn {
@@ -158,6 +163,7 @@ impl Conn {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
+        self.flush()?;
         let result = self
             .statement(sql)
             .and_then(|s| self.client.query(&s, params));
@@ -170,11 +176,23 @@ impl Conn {
 
     /// Statements in one round trip (simple protocol: no parameters), rows as text.
     pub fn simple(&mut self, sql: &str) -> Result<Vec<postgres::SimpleQueryMessage>, OqError> {
+        self.flush()?;
         self.client.simple_query(sql).map_err(|e| to_domain(&e))
     }
 
     pub fn batch(&mut self, sql: &str) -> Result<(), OqError> {
+        self.flush()?;
         self.client.batch_execute(sql).map_err(|e| to_domain(&e))
+    }
+
+    /// Sends the rows held back ([`Ahead::pending`]); an error is the transaction's
+    /// (`failed`), as any query's.
+    pub fn flush(&mut self) -> Result<(), OqError> {
+        if self.ahead.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.ahead.pending);
+        super::writer::insert_pending(self, &pending)
     }
 
     pub fn is_closed(&self) -> bool {

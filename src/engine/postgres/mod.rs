@@ -22,6 +22,7 @@
 //! application, older or newer than this binary, or a role that could alter history are
 //! refused, and nothing is written.
 
+mod ahead;
 pub mod chain;
 pub mod commands;
 mod conn;
@@ -153,7 +154,7 @@ impl Store for PgStore {
         decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
     ) -> Result<(Vec<StoredEvent>, T), OqError> {
         let (reply, outcome) = std::sync::mpsc::sync_channel(1);
-        self.writer.submit(decide, move |r| {
+        self.writer.submit(None, decide, move |r| {
             let _ = reply.send(r);
         });
         blocking(|| outcome.recv()).map_err(|_| writer::writer_gone())?
@@ -163,8 +164,27 @@ impl Store for PgStore {
         &self,
         decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
     ) -> impl Future<Output = Result<(Vec<StoredEvent>, T), OqError>> + Send {
+        self.submit_async(None, decide)
+    }
+
+    fn transact_async_on<T: Send + 'static>(
+        &self,
+        question_id: &str,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+    ) -> impl Future<Output = Result<(Vec<StoredEvent>, T), OqError>> + Send {
+        self.submit_async(Some(question_id.to_string()), decide)
+    }
+}
+
+impl PgStore {
+    /// Queues `decide` on the writer (`reads`: the question it reads, read ahead).
+    fn submit_async<T: Send + 'static>(
+        &self,
+        reads: Option<String>,
+        decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
+    ) -> impl Future<Output = Result<(Vec<StoredEvent>, T), OqError>> + Send {
         let (reply, outcome) = tokio::sync::oneshot::channel();
-        self.writer.submit(decide, move |r| {
+        self.writer.submit(reads, decide, move |r| {
             let _ = reply.send(r);
         });
         async move { outcome.await.map_err(|_| writer::writer_gone())? }

@@ -12,7 +12,7 @@ use crate::domain::{OqError, Question};
 use crate::engine::fold::parse_event;
 use crate::engine::{SnoozeFilter, SnoozedCount};
 
-const KINDS: &str = "('open_question.snoozed', 'open_question.unsnoozed')";
+pub(super) const KINDS: &str = "('open_question.snoozed', 'open_question.unsnoozed')";
 
 fn until(qid: &str) -> String {
     format!(

@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use postgres::Row;
 use postgres::types::ToSql;
 
+use super::ahead;
 use super::conn::Conn;
 use super::decisions::decisions_sql;
 use super::list::{list_sql, refs};
@@ -19,7 +20,7 @@ use crate::engine::list::capped_total;
 use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
 /// The columns that make a [`Question`]; `d` is the declaration, `st` its settlement.
-const QUESTION_COLUMNS: &str = "
+pub(super) const QUESTION_COLUMNS: &str = "
     d.seq, d.project_id, d.at, d.payload::text,
     (SELECT s.payload ->> 'author' FROM oq.events s
       WHERE s.type = 'session.started' AND s.session_id = d.session_id),
@@ -29,15 +30,15 @@ const QUESTION_COLUMNS: &str = "
 
 /// How many columns [`QUESTION_COLUMNS`] selects: what a query selects after them starts
 /// at this index (a column added above moves it, so it is said once).
-const AFTER_QUESTION: usize = 10;
+pub(super) const AFTER_QUESTION: usize = 10;
 
 /// The settlement of `d`: the one-settlement index's own condition.
-const SETTLEMENT_JOIN: &str = "
+pub(super) const SETTLEMENT_JOIN: &str = "
     LEFT JOIN oq.events st ON st.type IN ('open_question.answered', 'open_question.closed')
                           AND st.question_id = d.question_id";
 
 /// The tasks parked on `d` right now (the gates an answer resumes), in parking order.
-const PARKED_ON: &str = "ARRAY(SELECT p.task_id FROM oq.events p
+pub(super) const PARKED_ON: &str = "ARRAY(SELECT p.task_id FROM oq.events p
       WHERE p.type = 'gate.rescue_parked' AND p.question_id = d.question_id
         AND NOT EXISTS (SELECT 1 FROM oq.events r WHERE r.type = 'gate.resumed'
                         AND r.question_id = d.question_id AND r.task_id = p.task_id)
@@ -108,12 +109,15 @@ impl<'c> PgView<'c> {
     }
 }
 
-fn get<'a, T: postgres::types::FromSql<'a>>(row: &'a Row, i: usize) -> Result<T, OqError> {
+pub(super) fn get<'a, T: postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    i: usize,
+) -> Result<T, OqError> {
     row.try_get(i)
         .map_err(|e| OqError::Internal(format!("store: column {i}: {e}")))
 }
 
-fn question_row(r: &Row) -> Result<QuestionRow, OqError> {
+pub(super) fn question_row(r: &Row) -> Result<QuestionRow, OqError> {
     let settlement = match get::<Option<String>>(r, 5)? {
         Some(kind) => Some((kind, get(r, 6)?, get(r, 7)?)),
         None => None,
@@ -186,18 +190,15 @@ impl StoreView for PgView<'_> {
     }
 
     fn question(&self, question_id: &str) -> Result<Option<Question>, OqError> {
-        let sql = format!(
-            "SELECT {QUESTION_COLUMNS}, {PARKED_ON} FROM oq.events d {SETTLEMENT_JOIN}
-             WHERE d.type = 'artifact.open_question' AND d.question_id = $1"
-        );
-        let Some(row) = self.rows(&sql, &[&question_id])?.pop() else {
-            return Ok(None);
+        let ahead = self.conn.borrow().ahead.question(question_id);
+        let found = match ahead {
+            Some(read) => Some(read),
+            None => ahead::read(&mut self.conn.borrow_mut(), &[question_id.into()])?.pop(),
         };
-        let parked: Vec<String> = get(&row, AFTER_QUESTION)?;
-        *self.parked.borrow_mut() = Some((question_id.to_string(), parked));
-        let mut found = vec![question_row(&row)?.into_question()?];
-        snoozes::attach(&|s, p| self.rows(s, p), &mut found)?;
-        Ok(found.pop())
+        Ok(found.map(|(q, parked)| {
+            *self.parked.borrow_mut() = Some((question_id.to_string(), parked));
+            q
+        }))
     }
 
     fn questions(&self, q: &QuestionQuery<'_>) -> Result<QuestionPage, OqError> {

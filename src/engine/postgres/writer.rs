@@ -66,15 +66,17 @@ type Deliver = Box<dyn FnOnce(Result<(), OqError>) + Send>;
 /// A queued write: decides and appends inside the batch (or, given the reason no
 /// transaction could begin, does not run).
 type Job = Box<dyn FnOnce(Result<&mut Tx<'_>, OqError>) -> Deliver + Send>;
+/// A job and the question it will read, if it said (read ahead with the batch's others).
+type Queued = (Option<String>, Job);
 
 pub struct Writer {
-    jobs: Option<Sender<Job>>,
+    jobs: Option<Sender<Queued>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Writer {
     pub fn start(target: PgTarget, backoff: Arc<Backoff>) -> Result<Writer, OqError> {
-        let (jobs, queue) = mpsc::channel::<Job>();
+        let (jobs, queue) = mpsc::channel::<Queued>();
         let thread = std::thread::Builder::new()
             .name("oq-pg-writer".into())
             .spawn(move || run(&target, &backoff, &queue))
@@ -86,8 +88,10 @@ impl Writer {
     }
 
     /// Queues `decide`; `reply` gets the outcome after the batch committed (or failed).
+    /// `reads` names the question `decide` will read, so the batch reads it ahead.
     pub fn submit<T: Send + 'static>(
         &self,
+        reads: Option<String>,
         decide: impl FnOnce(&dyn StoreView) -> Result<(Vec<NewEvent>, T), OqError> + Send + 'static,
         reply: impl FnOnce(Result<(Vec<StoredEvent>, T), OqError>) + Send + 'static,
     ) {
@@ -101,8 +105,8 @@ impl Writer {
                 Ok(v) => reply(batch.map(|()| v)),
             })
         });
-        let sent = self.jobs.as_ref().map(|j| j.send(job));
-        if let Some(Err(mpsc::SendError(job))) = sent {
+        let sent = self.jobs.as_ref().map(|j| j.send((reads, job)));
+        if let Some(Err(mpsc::SendError((_, job)))) = sent {
             job(Err(writer_gone()))(Err(writer_gone()));
         }
     }
@@ -135,7 +139,7 @@ fn run_decision<T>(
     Ok((stored, value))
 }
 
-fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Job>) {
+fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Queued>) {
     let mut slot = Slot::empty();
     while let Ok(first) = queue.recv() {
         let mut batch = vec![first];
@@ -157,7 +161,7 @@ fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Job>) {
             Ok(n) => n,
             Err(e) => {
                 slot.reset();
-                for job in batch {
+                for (_, job) in batch {
                     job(Err(e.clone()))(Err(e.clone()));
                 }
                 continue;
@@ -166,19 +170,25 @@ fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Job>) {
         let conn = match slot.get(target, backoff) {
             Ok(c) => c,
             Err(e) => {
-                for job in batch {
+                for (_, job) in batch {
                     job(Err(e.clone()))(Err(e.clone()));
                 }
                 continue;
             }
         };
+        read_ahead(conn, &batch);
         let mut tx = Tx {
             conn,
             next_seq,
             projects: Vec::new(),
         };
-        let deliveries: Vec<Deliver> = batch.into_iter().map(|job| job(Ok(&mut tx))).collect();
+        let deliveries: Vec<Deliver> = batch.into_iter().map(|(_, job)| job(Ok(&mut tx))).collect();
         let appended = (tx.next_seq > next_seq).then_some(tx.next_seq - 1);
+        // What is still held back goes before the COMMIT; a refusal of it fails the batch.
+        if let Err(e) = tx.conn.flush() {
+            tx.conn.failed.get_or_insert(e);
+        }
+        tx.conn.ahead.clear();
         let outcome = match tx.conn.failed.take() {
             Some(e) => {
                 let _ = tx.conn.batch("ROLLBACK");
@@ -198,6 +208,7 @@ fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Job>) {
 /// BEGIN, the write lock, and the newest position: one round trip.
 fn begin(conn: &mut Conn) -> Result<i64, OqError> {
     conn.failed = None;
+    conn.ahead.clear();
     let messages = conn.simple(&format!(
         "BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK}); SELECT coalesce(max(seq), 0) FROM oq.events"
     ))?;
@@ -266,15 +277,39 @@ fn append(tx: &mut Tx<'_>, events: Vec<NewEvent>) -> Result<Vec<StoredEvent>, Oq
         payloads.push(payload);
         links.push(link);
     }
-    for ((rows, payloads), links) in stored
-        .chunks(ROWS_PER_INSERT)
-        .zip(payloads.chunks(ROWS_PER_INSERT))
-        .zip(links.chunks(ROWS_PER_INSERT))
-    {
-        insert_rows(tx.conn, rows, payloads, links)?;
+    // Sent with the connection's next query (`ahead.rs`): the decisions after this one
+    // read through that connection, so each still sees this append.
+    for ((s, payload), link) in stored.iter().zip(payloads).zip(links) {
+        tx.conn.ahead.hold(s.clone(), payload, link);
     }
     tx.next_seq += stored.len() as i64;
     Ok(stored)
+}
+
+/// Reads the questions the batch's jobs named, in one query, before any of them decides.
+/// A failure here is the transaction's (`failed`): every job of the batch is told.
+fn read_ahead(conn: &mut Conn, batch: &[Queued]) {
+    let ids: Vec<String> = batch.iter().filter_map(|(id, _)| id.clone()).collect();
+    if ids.is_empty() {
+        return;
+    }
+    if let Ok(reads) = super::ahead::read(conn, &ids) {
+        conn.ahead.remember(reads);
+    }
+}
+
+/// The rows held back, sent as INSERTs of [`ROWS_PER_INSERT`] rows.
+pub(super) fn insert_pending(
+    conn: &mut Conn,
+    pending: &[(StoredEvent, String, Link)],
+) -> Result<(), OqError> {
+    for chunk in pending.chunks(ROWS_PER_INSERT) {
+        let rows: Vec<StoredEvent> = chunk.iter().map(|(s, ..)| s.clone()).collect();
+        let payloads: Vec<String> = chunk.iter().map(|(_, p, _)| p.clone()).collect();
+        let links: Vec<Link> = chunk.iter().map(|(.., l)| *l).collect();
+        insert_rows(conn, &rows, &payloads, &links)?;
+    }
+    Ok(())
 }
 
 /// The INSERT of `rows` whole rows (every column, the payload as JSON text, the link):
