@@ -20,7 +20,6 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use postgres::SimpleQueryMessage;
-use postgres::types::ToSql;
 
 use super::chain;
 use super::conn::{Backoff, Conn, PgTarget, Slot, UNAVAILABLE, is_unavailable};
@@ -33,8 +32,6 @@ use crate::engine::store::{NewEvent, StoreView};
 
 /// A batch stops taking jobs at this size, so its first members are not kept waiting.
 const MAX_BATCH: usize = 256;
-/// Rows per INSERT statement ([`COLUMNS`] parameters each).
-const ROWS_PER_INSERT: usize = 64;
 pub(super) const COLUMNS: usize = 13;
 
 /// The transaction a batch's decisions run in, the next free position, and each
@@ -298,22 +295,58 @@ fn read_ahead(conn: &mut Conn, batch: &[Queued]) {
     }
 }
 
-/// The rows held back, sent as INSERTs of [`ROWS_PER_INSERT`] rows.
+/// The rows held back, sent as one INSERT of column arrays whatever their number (one
+/// statement shape, one round trip), in position order.
 pub(super) fn insert_pending(
     conn: &mut Conn,
     pending: &[(StoredEvent, String, Link)],
 ) -> Result<(), OqError> {
-    for chunk in pending.chunks(ROWS_PER_INSERT) {
-        let rows: Vec<StoredEvent> = chunk.iter().map(|(s, ..)| s.clone()).collect();
-        let payloads: Vec<String> = chunk.iter().map(|(_, p, _)| p.clone()).collect();
-        let links: Vec<Link> = chunk.iter().map(|(.., l)| *l).collect();
-        insert_rows(conn, &rows, &payloads, &links)?;
-    }
-    Ok(())
+    let col = |f: fn(&StoredEvent) -> Option<&str>| -> Vec<Option<&str>> {
+        pending.iter().map(|(s, ..)| f(s)).collect()
+    };
+    let seq: Vec<i64> = pending.iter().map(|(s, ..)| s.seq).collect();
+    let project_seq: Vec<i64> = pending.iter().map(|(s, ..)| s.project_seq).collect();
+    let at: Vec<i64> = pending.iter().map(|(s, ..)| s.at).collect();
+    let event_id = col(|s| Some(s.event_id.as_str()));
+    let kind = col(|s| Some(s.event.type_name()));
+    let project = col(|s| Some(s.project_id.as_str()));
+    let session = col(|s| s.event.session_id());
+    let question = col(|s| s.event.question_id());
+    let task = col(|s| s.event.task_id());
+    let story = col(|s| s.event.story_id());
+    let actor = col(|s| Some(s.actor.as_str()));
+    let payload: Vec<&str> = pending.iter().map(|(_, p, _)| p.as_str()).collect();
+    let chain: Vec<&[u8]> = pending.iter().map(|(.., l)| l.as_slice()).collect();
+    conn.query(
+        UNNEST_INSERT,
+        &[
+            &seq,
+            &project_seq,
+            &event_id,
+            &kind,
+            &project,
+            &session,
+            &question,
+            &task,
+            &story,
+            &actor,
+            &at,
+            &payload,
+            &chain,
+        ],
+    )
+    .map(|_| ())
 }
 
+/// [`insert_pending`]'s statement: the columns as arrays, unnested in their order.
+const UNNEST_INSERT: &str = "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload, chain)
+    SELECT seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload::json, chain
+      FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::bytea[])
+           WITH ORDINALITY AS r(seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload, chain, n)
+     ORDER BY n";
+
 /// The INSERT of `rows` whole rows (every column, the payload as JSON text, the link):
-/// an append's, and `oq store copy`'s.
+/// `oq store copy`'s, [`COLUMNS`] parameters a row.
 pub(super) fn insert_sql(rows: usize) -> String {
     let tuples: Vec<String> = (0..rows)
         .map(|i| {
@@ -331,55 +364,4 @@ pub(super) fn insert_sql(rows: usize) -> String {
         "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, session_id, question_id, task_id, story_id, actor, at, payload, chain) VALUES {}",
         tuples.join(", ")
     )
-}
-
-/// One INSERT for `rows` with their payload texts and chain links.
-fn insert_rows(
-    conn: &mut Conn,
-    rows: &[StoredEvent],
-    payloads: &[String],
-    links: &[Link],
-) -> Result<(), OqError> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let sql = insert_sql(rows.len());
-    let kinds: Vec<&str> = rows.iter().map(|s| s.event.type_name()).collect();
-    let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(rows.len() * COLUMNS);
-    let columns: Vec<_> = rows
-        .iter()
-        .map(|s| {
-            (
-                s.event.session_id(),
-                s.event.question_id(),
-                s.event.task_id(),
-                s.event.story_id(),
-            )
-        })
-        .collect();
-    let links: Vec<&[u8]> = links.iter().map(|l| l.as_slice()).collect();
-    for ((((s, kind), (session, question, task, story)), payload), link) in rows
-        .iter()
-        .zip(&kinds)
-        .zip(&columns)
-        .zip(payloads)
-        .zip(&links)
-    {
-        params.extend_from_slice(&[
-            &s.seq as &(dyn ToSql + Sync),
-            &s.project_seq,
-            &s.event_id,
-            kind,
-            &s.project_id,
-            session,
-            question,
-            task,
-            story,
-            &s.actor,
-            &s.at,
-            payload,
-            link,
-        ]);
-    }
-    conn.query(&sql, &params).map(|_| ())
 }
