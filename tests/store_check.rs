@@ -209,9 +209,11 @@ fn live_bytes(page: &[u8], first_page: bool) -> Option<usize> {
     if kind == 13 {
         start += varint(page, start).1;
     }
-    // Small records only (no overflow page): the record ends within the page.
+    // Small records only (no overflow page): the record ends within the page. One of
+    // under 4 bytes (`search_indexed`'s row while `upto` is 0 or 1) takes the bytes of
+    // its cell before it too, and never more than the page.
     let end = (start + size as usize).min(page.len());
-    Some(end.saturating_sub(4).max(start))
+    Some(end.saturating_sub(4).max(start).min(page.len() - 4))
 }
 
 #[test]

@@ -26,6 +26,7 @@ mod open;
 pub mod raw;
 mod readers;
 mod schema;
+mod search;
 pub(crate) mod verify;
 mod vfs;
 mod view;
@@ -269,7 +270,9 @@ impl Store for SqliteStore {
         // A deferred transaction gives every query of `f` the same snapshot.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let out = f(&SqliteView::new(&tx))?;
-        tx.finish()?;
+        // Committed, not rolled back: it wrote nothing of the store, and this
+        // connection's cover of the search index's tail (`search.rs`) is kept.
+        tx.commit()?;
         // Nothing read leaves before it is on disk (see `flush.rs`), and nothing at all
         // once a flush failed.
         if let Some(writer) = self.writer.if_started() {

@@ -100,6 +100,8 @@ pub fn write_all(
     // Chained here, in each project's order: a store's chain is its own (PostgreSQL
     // carries none), and verify on the copy checks what was copied.
     super::chain::backfill(&tx)?;
+    // And indexed for search whole: a copy leaves no tail to cover.
+    super::search::catch_up(&tx, 1)?;
     tx.commit()?;
     Ok(n)
 }

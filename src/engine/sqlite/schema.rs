@@ -7,6 +7,8 @@
 //! The log is the truth. The tables beside it (`open_questions`, `question_links`) are
 //! indexes derived from the log by triggers in the same transaction, and their own
 //! triggers refuse any row the log does not justify, so they can never disagree with it.
+//! The search index alone is written in batches since v12 (`search.rs`), its unindexed
+//! tail covered at read.
 
 /// "oq" followed by a format mark; a SQLite file without it is not an oq store.
 pub const APPLICATION_ID: i32 = 0x6F71_0214;
@@ -24,6 +26,7 @@ pub const MIGRATIONS: &[&str] = &[
     V9_SETTLEMENTS_BY_PROJECT,
     V10_OPEN_BY_ASKER,
     V11_SETTLED_BY_TIME,
+    super::search::V12_SEARCH_IN_BATCHES,
 ];
 
 /// The version whose step is followed by chaining the existing history (`chain.rs`,

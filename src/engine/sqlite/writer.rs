@@ -40,7 +40,7 @@ use super::checkpoint::{self, Checkpointer};
 use super::flush::{self, Delivery, Durability, Ended};
 use super::health::Health;
 use super::view::SqliteView;
-use super::{fault, vfs};
+use super::{fault, search, vfs};
 use crate::domain::{OqError, StoredEvent};
 use crate::engine::store::{NewEvent, StoreView};
 
@@ -343,6 +343,11 @@ fn run_batch(
             (Err(why), false)
         }
         (Ok(()), None) => {
+            // The search index's share, in this transaction; its failure is only logged
+            // (the tail stays unindexed longer, searched at read): never the events'.
+            if let Err(e) = search::catch_up(conn, search::INDEX_EVERY) {
+                tracing::warn!("store: the search index is behind: {e}");
+            }
             turn.durability.commit_begins();
             let committed = commit(conn);
             turn.durability.commit_ended();

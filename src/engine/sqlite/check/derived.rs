@@ -1,7 +1,9 @@
 //! What the indexes claim, recomputed from the log alone: the log is read by table scan
 //! (`NOT INDEXED`, never through an index a damaged page could have changed) into the
 //! sets below, and compared with what the engine reads — the open set, the links, one
-//! settlement and one declaration per question, sessions, and per-project positions.
+//! settlement and one declaration per question, sessions, per-project positions, and
+//! the search index: exactly the log's declarations and answers up to
+//! `search_indexed.upto`, which is one row not past the log's end.
 
 use rusqlite::Connection;
 
@@ -15,6 +17,15 @@ settled AS MATERIALIZED (
      WHERE type IN ('open_question.answered', 'open_question.closed')),
 started AS MATERIALIZED (
     SELECT session_id, payload FROM events NOT INDEXED WHERE type = 'session.started'),
+indexed AS (SELECT coalesce((SELECT upto FROM search_indexed WHERE id = 1), 0) AS upto),
+searched AS MATERIALIZED (
+    SELECT d.seq AS rowid, d.seq AS qseq,
+           json_extract(d.payload, '$.pergunta') || char(10) || coalesce(json_extract(d.payload, '$.sugestao'), '') AS body
+      FROM decl d WHERE d.seq <= (SELECT upto FROM indexed)
+    UNION ALL
+    SELECT a.seq, d.seq, json_extract(a.payload, '$.resposta')
+      FROM events a NOT INDEXED JOIN decl d ON d.question_id = a.question_id
+     WHERE a.type = 'open_question.answered' AND a.seq <= (SELECT upto FROM indexed)),
 open AS (
     SELECT question_id, project_id, seq, coalesce(json_extract(payload, '$.autor'), '') AS autor FROM decl
      WHERE question_id NOT IN (SELECT question_id FROM settled)),
@@ -68,6 +79,22 @@ const CLAIMS: &[(&str, &str)] = &[
     (
         "sessions: started without an author",
         "SELECT session_id FROM started WHERE coalesce(json_extract(payload, '$.author'), '') = ''",
+    ),
+    (
+        "search: indexed in the log, missing from question_search or altered (event seq)",
+        "SELECT CAST(rowid AS TEXT) FROM (SELECT rowid, qseq, body FROM searched
+                            EXCEPT SELECT rowid, qseq, body FROM question_search)",
+    ),
+    (
+        "search: in question_search, not in the log up to search_indexed (event seq)",
+        "SELECT CAST(rowid AS TEXT) FROM (SELECT rowid, qseq, body FROM question_search
+                            EXCEPT SELECT rowid, qseq, body FROM searched)",
+    ),
+    (
+        "search: search_indexed is not one row at or before the log's end",
+        "SELECT 'upto ' || coalesce(group_concat(upto), 'missing') FROM search_indexed
+          HAVING count(*) != 1
+              OR max(upto) > (SELECT coalesce(max(seq), 0) FROM events NOT INDEXED)",
     ),
     (
         "positions: a project's positions are not 1, 2, 3… in log order",

@@ -4,7 +4,8 @@
 //! (`ORDER BY rowid DESC` is the index's own order, so a word every question holds stops
 //! after a few rows, and a rare one is its whole posting list, at most
 //! [`SCAN_PER_QUERY`] matches a query). `domain::similar` decides which of them resemble
-//! the question.
+//! the question. The rows past the index's `upto` are read from this connection's cover
+//! of them (`search.rs`) first: they are the newest.
 
 use std::collections::HashSet;
 
@@ -29,11 +30,13 @@ fn phrase(words: &[&String]) -> String {
 /// every move); an answer older than this many newer matches is not recalled.
 pub const SCAN_PER_QUERY: i64 = 500;
 
-pub(super) fn sql() -> String {
+/// The lookup over one FTS5 table: `question_search`, or this connection's cover of its
+/// unindexed tail (`search_tail`, `search.rs`), whose rows are all newer.
+pub(super) fn sql(table: &str) -> String {
     format!(
-        "SELECT {QUESTION_COLUMNS} FROM (SELECT rowid, qseq FROM question_search
-                                          WHERE question_search MATCH :words
-                                          ORDER BY rowid DESC LIMIT {SCAN_PER_QUERY}) m
+        "SELECT {QUESTION_COLUMNS} FROM (SELECT rowid, qseq FROM {table}
+                                          WHERE {table} MATCH :words
+                                          ORDER BY rowid DESC LIMIT :scan) m
            JOIN events d ON d.seq = m.qseq {SETTLEMENT_JOIN}
           WHERE d.type = 'artifact.open_question'
             AND d.project_id = :project AND st.type = 'open_question.answered'
@@ -52,18 +55,37 @@ pub(super) fn candidates(
         Lookup::AllWords => vec![phrase(&words.iter().collect::<Vec<_>>())],
         Lookup::EachWord => words.iter().map(|w| phrase(&[w])).collect(),
     };
-    let mut stmt = conn.prepare_cached(&sql())?;
+    crate::engine::sqlite::search::cover_tail(conn)?;
+    let mut in_tail = conn.prepare_cached(
+        "SELECT count(*) FROM (SELECT 1 FROM search_tail WHERE search_tail MATCH ?1 LIMIT ?2)",
+    )?;
+    let mut tail = conn.prepare_cached(&sql("search_tail"))?;
+    let mut index = conn.prepare_cached(&sql("question_search"))?;
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for q in queries {
-        let rows = stmt.query_map(
-            rusqlite::named_params! {":words": q, ":project": project_id, ":limit": per_word as i64},
-            question_from_row,
-        )?;
-        for row in rows {
-            let question = row??;
-            if seen.insert(question.question_id.clone()) {
-                out.push(question);
+        // The tail's matches first, then the index's newest: SCAN_PER_QUERY and `per_word`
+        // over both, as one table indexed to the end would give them.
+        let held: i64 = in_tail.query_row(rusqlite::params![q, SCAN_PER_QUERY], |r| r.get(0))?;
+        let mut found = 0;
+        for (stmt, scan) in [
+            (&mut tail, SCAN_PER_QUERY),
+            (&mut index, SCAN_PER_QUERY - held),
+        ] {
+            if scan <= 0 || found >= per_word {
+                continue;
+            }
+            let rows = stmt.query_map(
+                rusqlite::named_params! {":words": q, ":project": project_id,
+                ":limit": (per_word - found) as i64, ":scan": scan},
+                question_from_row,
+            )?;
+            for row in rows {
+                let question = row??;
+                found += 1;
+                if seen.insert(question.question_id.clone()) {
+                    out.push(question);
+                }
             }
         }
     }
@@ -81,20 +103,23 @@ mod tests {
     fn the_lookup_walks_the_search_index_newest_first_without_a_sort() {
         let conn = Connection::open_in_memory().unwrap();
         crate::engine::sqlite::schema::migrate(&conn, 0).unwrap();
-        let mut stmt = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {}", sql()))
-            .unwrap();
-        let plan = stmt
-            .query_map(
-                rusqlite::named_params! {":words": "\"abc\"", ":project": "p", ":limit": 3},
-                |r| r.get::<_, String>(3),
-            )
-            .unwrap()
-            .map(Result::unwrap)
-            .collect::<Vec<_>>();
-        // The matches looked at are bounded first (`SCAN_PER_QUERY`), then joined.
-        assert_eq!(plan[0], "CO-ROUTINE m", "{plan:?}");
-        assert!(plan[1].contains("VIRTUAL TABLE"), "{plan:?}");
-        assert!(!plan.iter().any(|l| l.contains("TEMP B-TREE")), "{plan:?}");
+        crate::engine::sqlite::search::cover_tail(&conn).unwrap();
+        for table in ["question_search", "search_tail"] {
+            let mut stmt = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {}", sql(table)))
+                .unwrap();
+            let plan = stmt
+                .query_map(
+                    rusqlite::named_params! {":words": "\"abc\"", ":project": "p", ":limit": 3, ":scan": 500},
+                    |r| r.get::<_, String>(3),
+                )
+                .unwrap()
+                .map(Result::unwrap)
+                .collect::<Vec<_>>();
+            // The matches looked at are bounded first (`SCAN_PER_QUERY`), then joined.
+            assert_eq!(plan[0], "CO-ROUTINE m", "{plan:?}");
+            assert!(plan[1].contains("VIRTUAL TABLE"), "{plan:?}");
+            assert!(!plan.iter().any(|l| l.contains("TEMP B-TREE")), "{plan:?}");
+        }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! A word can be tested two ways:
 //! - **through the index**: `seq IN (the declarations whose rows MATCH it)`, the FTS5
-//!   trigram table `question_search` of schema v8. Instant for a word few questions hold;
+//!   trigram table `question_search` of schema v8 and the cover of its unindexed tail,
+//!   `temp.search_tail` (`search.rs`). Instant for a word few questions hold;
 //!   for one most hold, SQLite builds the whole set first (90,000 positions) and the
 //!   first page waits for it (835 ms for two such words among 100,000 questions);
 //! - **per row**: the question's own texts (its declaration's `pergunta` and `sugestao`,
@@ -46,7 +47,9 @@ fn phrase(word: &str) -> String {
 fn held_by(conn: &Connection, word: &str) -> rusqlite::Result<u64> {
     let n: i64 = conn
         .prepare_cached(
-            "SELECT count(*) FROM (SELECT 1 FROM question_search WHERE question_search MATCH ?1 LIMIT ?2)",
+            "SELECT count(*) FROM (SELECT 1 FROM question_search WHERE question_search MATCH ?1
+                                   UNION ALL SELECT 1 FROM temp.search_tail WHERE search_tail MATCH ?1
+                                   LIMIT ?2)",
         )?
         .query_row(
             rusqlite::params![phrase(word), SEARCH_TOTAL_CAP as i64 + 1],
@@ -57,7 +60,12 @@ fn held_by(conn: &Connection, word: &str) -> rusqlite::Result<u64> {
 
 /// The word that drives the query through the index: the rarest indexable one, if the
 /// index holds it in at most [`SEARCH_TOTAL_CAP`] rows (see the module's rule).
+/// Also brings this connection's cover of the index's unindexed tail up to date
+/// (`search::cover_tail`), which every index test of the query then reads too.
 pub(super) fn driver(conn: &Connection, words: &[String]) -> rusqlite::Result<Option<usize>> {
+    if words.iter().any(|w| indexable(w)) {
+        crate::engine::sqlite::search::cover_tail(conn)?;
+    }
     let mut rarest: Option<(usize, u64)> = None;
     for (i, word) in words.iter().enumerate() {
         if indexable(word) {
@@ -108,7 +116,8 @@ pub(super) fn push(
         match test {
             Test::Index if indexable(word) => {
                 filter.push_str(&format!(
-                    " AND {seq} IN (SELECT qseq FROM question_search WHERE question_search MATCH {name})"
+                    " AND {seq} IN (SELECT qseq FROM question_search WHERE question_search MATCH {name}
+                                    UNION ALL SELECT qseq FROM temp.search_tail WHERE search_tail MATCH {name})"
                 ));
                 params.push((name, Value::Text(phrase(word))));
             }
