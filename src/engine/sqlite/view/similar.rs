@@ -80,6 +80,8 @@ fn held_by(conn: &Connection, word: &str, cap: usize) -> rusqlite::Result<usize>
 /// [`SCAN_PER_QUERY`]) and yields at most `per_word` candidates, so none is cut by
 /// either bound: a superset of what the `MATCH` of every word finds. `None` when every
 /// word is held by more rows: then all the words are asked together, as before.
+/// The count must see every row a walk could yield: an index that lagged the log would
+/// need its unindexed rows counted too, or the bound no longer holds.
 pub(super) fn rare_driver<'w>(
     conn: &Connection,
     words: &'w [String],
