@@ -6,7 +6,7 @@
 //! [`SCAN_PER_QUERY`] matches a query). `domain::similar` decides which of them resemble
 //! the question.
 //!
-//! Two costs are kept off the path (session 13, `cargo bench --bench similar`):
+//! Three costs are kept off the path (session 13, `cargo bench --bench similar`):
 //! - the all-words query is asked of the **rarest word alone** when the index holds it
 //!   in at most `per_word` rows ([`rare_driver`]): every text holding all the words holds
 //!   it, and no match of it is cut by a bound, so it finds every question the all-words
@@ -14,7 +14,8 @@
 //!   of words almost every question holds (~3 ms among 10,000 answered questions);
 //! - each query selects only the declaration's position; a question is read (its
 //!   columns, sub-queries and JSON) once however many queries find it, so the per-word
-//!   walks of common words, which find the same newest answers, do not read them 8 times.
+//!   walks of common words, which find the same newest answers, do not read them 8 times;
+//! - no statement is prepared again on each call: no `LIMIT` is bound ([`sql`]).
 
 use std::collections::HashSet;
 
