@@ -179,3 +179,64 @@ fn the_lookup_reads_a_bounded_number_of_matches() {
         "601 newer matches: past the bound of 500"
     );
 }
+
+/// The all-words query may be asked of the rarest word alone (`view/similar.rs`), but
+/// only when no row of that word can be cut by a bound. Here every word of the open
+/// question is held by 41 answered questions newer than the one sought, each holding
+/// only that word: asked alone, any of them would fill the 32 candidates with newer
+/// answers and lose the same text; asked together, as they must be here, they find it.
+/// With a rare word among them, the same text is found through it.
+#[test]
+fn the_same_text_is_found_whichever_word_is_rarest() {
+    let (_dir, e) = setup();
+    let before = answered(&e, "p", "Should checkout accept Pix?", "Yes");
+    for i in 0..41 {
+        for w in ["should", "checkout", "accept", "pix"] {
+            answered(&e, "p", &format!("Only {w} here, variant {i}"), "n/a");
+        }
+    }
+    let open = ask(&e, "p", "should CHECKOUT accept pix");
+    let hint = e.similar_answer(&open).unwrap().expect("the same text");
+    assert_eq!(
+        (hint.question_id.as_str(), hint.resemblance),
+        (before.question_id.as_str(), Resemblance::Same)
+    );
+    // A word few questions hold: it alone drives, and finds the same text too.
+    let rare = answered(&e, "p", "Should checkout accept Pix at the zeppelin?", "No");
+    let open = ask(&e, "p", "Should checkout accept pix at the Zeppelin");
+    let hint = e.similar_answer(&open).unwrap().expect("the same text");
+    assert_eq!(hint.question_id, rare.question_id);
+    assert_eq!(hint.resemblance, Resemblance::Same);
+}
+
+/// The per-word walks skip all but the first of the words many questions hold
+/// (`view/similar.rs`), never all of them: here the one word only the open question
+/// holds is the one changed ("Brasil"), so the answer is found only through a common
+/// word, among the newest answers holding it (the 40 newer questions are open).
+#[test]
+fn a_near_text_whose_rare_word_changed_is_found_through_a_common_word() {
+    let (_dir, e) = setup();
+    let before = answered(
+        &e,
+        "p",
+        "Should the checkout accept Pix payments in Brazil?",
+        "Pix and boleto",
+    );
+    for i in 0..40 {
+        ask(
+            &e,
+            "p",
+            &format!("Should the checkout accept Pix payments, variant {i}?"),
+        );
+    }
+    let near = ask(
+        &e,
+        "p",
+        "Should the checkout accept Pix payments in Brasil?",
+    );
+    let hint = e.similar_answer(&near).unwrap().expect("a hint");
+    assert_eq!(
+        (hint.question_id.as_str(), hint.resemblance),
+        (before.question_id.as_str(), Resemblance::Similar)
+    );
+}
