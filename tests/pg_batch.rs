@@ -100,4 +100,26 @@ fn answers_queued_together_are_decided_as_if_one_by_one() {
     let report = oq::engine::postgres::chain::verify(&db.app_target()).unwrap();
     assert!(report.first_break.is_none(), "{:?}", report.first_break);
     assert_eq!(report.events, 1 + 30 + 30 * 2, "{report:?}");
+    // The event feed's read without payloads gives the same heads as the whole read.
+    let whole: Vec<_> = e
+        .events_after(None, 0, 1000)
+        .unwrap()
+        .into_iter()
+        .map(|s| {
+            (
+                s.seq,
+                s.project_id,
+                s.project_seq,
+                s.event.type_name().to_string(),
+            )
+        })
+        .collect();
+    let heads: Vec<_> = e
+        .heads_after(0, 1000)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.seq, h.project_id, h.project_seq, h.kind))
+        .collect();
+    assert_eq!(heads, whole);
+    assert_eq!(e.heads_after(40, 7).unwrap().len(), 7);
 }

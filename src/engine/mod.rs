@@ -29,7 +29,7 @@ pub use operations::{
 pub use postgres::PgStore;
 pub use snoozed::{SnoozeFilter, SnoozedCount};
 pub use sqlite::SqliteStore;
-pub use store::{NewEvent, ParkedTask, StatusFilter, Store, StoreView};
+pub use store::{LogHead, NewEvent, ParkedTask, StatusFilter, Store, StoreView};
 
 /// The engine on the embedded store: what local mode and `oq serve` run.
 pub type LocalEngine = Engine<SqliteStore>;

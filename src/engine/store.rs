@@ -230,6 +230,30 @@ pub trait StoreView {
         after: i64,
         limit: usize,
     ) -> Result<Vec<StoredEvent>, OqError>;
+    /// The whole log after position `after`, oldest first, at most `limit`, without the
+    /// payloads: what a server's event feed keeps (`server/feed.rs`), read after every
+    /// change by every server, so the stores read only these columns.
+    fn heads_after(&self, after: i64, limit: usize) -> Result<Vec<LogHead>, OqError> {
+        Ok(self
+            .events_after(None, after, limit)?
+            .into_iter()
+            .map(|e| LogHead {
+                seq: e.seq,
+                kind: e.event.type_name().to_string(),
+                project_id: e.project_id,
+                project_seq: e.project_seq,
+            })
+            .collect())
+    }
+}
+
+/// An event without its payload: its position, project, place in the project, kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogHead {
+    pub seq: i64,
+    pub project_id: String,
+    pub project_seq: i64,
+    pub kind: String,
 }
 
 /// What the log can do: read a snapshot, or read-decide-append atomically.

@@ -183,7 +183,7 @@ impl Subscriber {
                         self.seen = None;
                         return true;
                     }
-                    queued |= self.queue(e.revision, e.kind);
+                    queued |= self.queue(e.revision, &e.kind);
                 }
                 self.seen = Some(now);
                 queued

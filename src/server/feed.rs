@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::AppState;
-use crate::domain::StoredEvent;
+use crate::engine::LogHead;
 
 /// Events the window keeps by default (`ServerOptions::window`): a stream further behind
 /// than this reads the log itself.
@@ -40,14 +40,14 @@ pub struct Entry {
     pub project_id: String,
     /// The project's own sequence: the stream's `id:`.
     pub revision: i64,
-    pub kind: &'static str,
+    pub kind: String,
 }
 
 impl Entry {
-    fn of(e: StoredEvent) -> Entry {
+    fn of(e: LogHead) -> Entry {
         Entry {
             seq: e.seq,
-            kind: e.event.type_name(),
+            kind: e.kind,
             project_id: e.project_id,
             revision: e.project_seq,
         }
@@ -119,7 +119,7 @@ impl Feed {
 
     /// Adds `events`, read (in log order) after the window's newest position, and wakes
     /// the streams.
-    pub fn extend(&self, events: Vec<StoredEvent>) {
+    pub fn extend(&self, events: Vec<LogHead>) {
         if events.is_empty() {
             return;
         }
@@ -201,9 +201,7 @@ async fn read_tail(state: &AppState, feed: &Feed) -> bool {
         };
     };
     loop {
-        let batch = state
-            .read(move |e| e.events_after(None, to, TAIL_BATCH))
-            .await;
+        let batch = state.read(move |e| e.heads_after(to, TAIL_BATCH)).await;
         let Ok(batch) = batch else {
             return false;
         };
@@ -221,22 +219,13 @@ async fn read_tail(state: &AppState, feed: &Feed) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Event;
-    use crate::domain::readiness::ReadinessGate;
 
-    fn event(seq: i64, project: &str, revision: i64) -> StoredEvent {
-        StoredEvent {
+    fn event(seq: i64, project: &str, revision: i64) -> LogHead {
+        LogHead {
             seq,
-            project_seq: revision,
-            event_id: format!("e{seq}"),
             project_id: project.into(),
-            actor: "ana".into(),
-            at: 0,
-            event: Event::ReadinessRecorded {
-                gate: ReadinessGate::ImReady,
-                by: "ana".into(),
-                open_questions: 0,
-            },
+            project_seq: revision,
+            kind: "readiness.recorded".into(),
         }
     }
 

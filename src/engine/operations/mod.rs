@@ -21,7 +21,7 @@ mod work;
 use serde::{Deserialize, Serialize};
 
 use super::ids;
-use super::store::{NewEvent, Store, StoreView};
+use super::store::{LogHead, NewEvent, Store, StoreView};
 use crate::domain::dev_context::Decisao;
 use crate::domain::gate::DEFAULT_CORRECTION_CEILING;
 use crate::domain::text::check_id;
@@ -227,6 +227,11 @@ impl<S: Store> Engine<S> {
     ) -> Result<Vec<StoredEvent>, OqError> {
         self.store
             .read(|v| v.events_after(project_id, after, limit))
+    }
+
+    /// See [`StoreView::heads_after`]: the whole log after `seq`, without payloads.
+    pub fn heads_after(&self, after: i64, limit: usize) -> Result<Vec<LogHead>, OqError> {
+        self.store.read(|v| v.heads_after(after, limit))
     }
 }
 

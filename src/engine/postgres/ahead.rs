@@ -15,10 +15,10 @@ use std::collections::HashMap;
 use postgres::Row;
 
 use super::conn::Conn;
-use super::snoozes::KINDS;
-use super::view::{
+use super::rows::{
     AFTER_QUESTION, PARKED_ON, QUESTION_COLUMNS, SETTLEMENT_JOIN, get, question_row,
 };
+use super::snoozes::KINDS;
 use crate::domain::snooze;
 use crate::domain::{OqError, Question, StoredEvent};
 use crate::engine::fold::parse_event;

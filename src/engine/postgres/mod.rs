@@ -31,6 +31,7 @@ pub mod lease;
 mod list;
 mod listen;
 pub mod raw;
+mod rows;
 pub mod schema;
 mod similar;
 mod snoozes;

@@ -10,39 +10,15 @@ use super::ahead;
 use super::conn::Conn;
 use super::decisions::decisions_sql;
 use super::list::{list_sql, refs};
+use super::rows::{AFTER_QUESTION, QUESTION_COLUMNS, SETTLEMENT_JOIN, get, question_row};
 use super::snoozes;
 use crate::domain::dev_context::Decisao;
 use crate::domain::work::{Session, Story, Task};
 use crate::domain::{Event, OqError, Question, StoredEvent};
 use crate::engine::decisions::{DecisionPage, DecisionQuery};
-use crate::engine::fold::{self, QuestionRow, parse_event};
+use crate::engine::fold::{self, parse_event};
 use crate::engine::list::capped_total;
-use crate::engine::store::{ParkedTask, QuestionPage, QuestionQuery, StoreView};
-
-/// The columns that make a [`Question`]; `d` is the declaration, `st` its settlement.
-pub(super) const QUESTION_COLUMNS: &str = "
-    d.seq, d.project_id, d.at, d.payload::text,
-    (SELECT s.payload ->> 'author' FROM oq.events s
-      WHERE s.type = 'session.started' AND s.session_id = d.session_id),
-    st.type, st.payload::text, st.at,
-    EXISTS (SELECT 1 FROM oq.events x WHERE x.type = 'open_question.orphaned' AND x.question_id = d.question_id),
-    EXISTS (SELECT 1 FROM oq.events x WHERE x.type = 'open_question.handed_off' AND x.question_id = d.question_id)";
-
-/// How many columns [`QUESTION_COLUMNS`] selects: what a query selects after them starts
-/// at this index (a column added above moves it, so it is said once).
-pub(super) const AFTER_QUESTION: usize = 10;
-
-/// The settlement of `d`: the one-settlement index's own condition.
-pub(super) const SETTLEMENT_JOIN: &str = "
-    LEFT JOIN oq.events st ON st.type IN ('open_question.answered', 'open_question.closed')
-                          AND st.question_id = d.question_id";
-
-/// The tasks parked on `d` right now (the gates an answer resumes), in parking order.
-pub(super) const PARKED_ON: &str = "ARRAY(SELECT p.task_id FROM oq.events p
-      WHERE p.type = 'gate.rescue_parked' AND p.question_id = d.question_id
-        AND NOT EXISTS (SELECT 1 FROM oq.events r WHERE r.type = 'gate.resumed'
-                        AND r.question_id = d.question_id AND r.task_id = p.task_id)
-      ORDER BY p.seq)";
+use crate::engine::store::{LogHead, ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
 pub struct PgView<'c> {
     conn: RefCell<&'c mut Conn>,
@@ -107,31 +83,6 @@ impl<'c> PgView<'c> {
             .map(|r| Ok((get(r, 0)?, parse_event(&get::<String>(r, 1)?)?)))
             .collect()
     }
-}
-
-pub(super) fn get<'a, T: postgres::types::FromSql<'a>>(
-    row: &'a Row,
-    i: usize,
-) -> Result<T, OqError> {
-    row.try_get(i)
-        .map_err(|e| OqError::Internal(format!("store: column {i}: {e}")))
-}
-
-pub(super) fn question_row(r: &Row) -> Result<QuestionRow, OqError> {
-    let settlement = match get::<Option<String>>(r, 5)? {
-        Some(kind) => Some((kind, get(r, 6)?, get(r, 7)?)),
-        None => None,
-    };
-    Ok(QuestionRow {
-        seq: get(r, 0)?,
-        project_id: get(r, 1)?,
-        created_at: get(r, 2)?,
-        payload: get(r, 3)?,
-        session_author: get(r, 4)?,
-        settlement,
-        orphaned: get(r, 8)?,
-        handed_off: get(r, 9)?,
-    })
 }
 
 /// `AND column = $n` when a project is given (two plans rather than `$n IS NULL OR …`).
@@ -394,6 +345,24 @@ impl StoreView for PgView<'_> {
             .into_iter()
             .map(|(_, e)| e)
             .collect())
+    }
+
+    fn heads_after(&self, after: i64, limit: usize) -> Result<Vec<LogHead>, OqError> {
+        let rows = self.rows(
+            "SELECT seq, project_id, project_seq, type FROM oq.events WHERE seq > $1 ORDER BY seq LIMIT $2",
+            &[&after, &(limit as i64)],
+        )?;
+        let head = |r: &Row| {
+            let (seq, project_id, project_seq, kind) =
+                (get(r, 0)?, get(r, 1)?, get(r, 2)?, get(r, 3)?);
+            Ok(LogHead {
+                seq,
+                project_id,
+                project_seq,
+                kind,
+            })
+        };
+        rows.iter().map(head).collect()
     }
 
     fn events_after(

@@ -7,7 +7,7 @@ use crate::domain::gate::Gate;
 use crate::domain::work::{Session, Story, Task, WorkState};
 use crate::domain::{Event, OqError, Question, StoredEvent};
 use crate::engine::decisions::{DecisionPage, DecisionQuery};
-use crate::engine::store::{Lookup, ParkedTask, QuestionPage, QuestionQuery, StoreView};
+use crate::engine::store::{LogHead, Lookup, ParkedTask, QuestionPage, QuestionQuery, StoreView};
 
 mod decisions;
 mod questions;
@@ -374,6 +374,22 @@ impl StoreView for SqliteView<'_> {
             .into_iter()
             .map(|(_, e)| e)
             .collect())
+    }
+
+    fn heads_after(&self, after: i64, limit: usize) -> Result<Vec<LogHead>, OqError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, project_id, project_seq, type FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        )?;
+        let rows = stmt.query_map((after, limit as i64), |r| {
+            let (seq, project_id, project_seq, kind) = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+            Ok(LogHead {
+                seq,
+                project_id,
+                project_seq,
+                kind,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     fn events_after(
