@@ -20,6 +20,20 @@ fn engine(dir: &Path) -> LocalEngine {
     LocalEngine::new(SqliteStore::open_in(dir).unwrap(), EngineConfig::default())
 }
 
+/// A new store with alice's session `s-p` in project `p`, where every test asks.
+fn store_with_session() -> (TempDir, LocalEngine) {
+    let d = TempDir::new().unwrap();
+    let e = engine(d.path());
+    e.start_session(
+        &Actor::person("alice"),
+        "p",
+        SessionKind::Conversation,
+        Some("s-p"),
+    )
+    .unwrap();
+    (d, e)
+}
+
 fn ask(e: &LocalEngine, text: &str) -> Question {
     ask_with(e, text, Some("Talvez, a equipe"))
 }
@@ -107,16 +121,8 @@ fn check_clean(dir: &Path) {
 
 #[test]
 fn searches_are_the_same_whatever_the_index_has_caught_up_with() {
-    let d = TempDir::new().unwrap();
+    let (d, e) = store_with_session();
     let dir = d.path();
-    let e = engine(dir);
-    e.start_session(
-        &Actor::person("alice"),
-        "p",
-        SessionKind::Conversation,
-        Some("s-p"),
-    )
-    .unwrap();
     let acao = ask(&e, "Quem decide a AÇÃO do botão?");
     answer(&e, &acao, "A ÉQUIPE de produto");
     let hangar = ask(&e, "Where does the hangar go?");
@@ -179,16 +185,8 @@ fn searches_are_the_same_whatever_the_index_has_caught_up_with() {
 
 #[test]
 fn a_deleted_or_altered_index_row_is_found_by_check() {
-    let d = TempDir::new().unwrap();
+    let (d, e) = store_with_session();
     let dir = d.path();
-    let e = engine(dir);
-    e.start_session(
-        &Actor::person("alice"),
-        "p",
-        SessionKind::Conversation,
-        Some("s-p"),
-    )
-    .unwrap();
     fillers(&e, 70);
     drop(e);
     let (upto, _) = bounds(dir);
@@ -212,16 +210,8 @@ fn a_deleted_or_altered_index_row_is_found_by_check() {
 
 #[test]
 fn a_version_11_store_keeps_every_search_result_through_its_migration() {
-    let d = TempDir::new().unwrap();
+    let (d, e) = store_with_session();
     let dir = d.path();
-    let e = engine(dir);
-    e.start_session(
-        &Actor::person("alice"),
-        "p",
-        SessionKind::Conversation,
-        Some("s-p"),
-    )
-    .unwrap();
     let acao = ask(&e, "Quem decide a AÇÃO do botão?");
     answer(&e, &acao, "A ÉQUIPE de produto");
     fillers(&e, 70);
