@@ -186,8 +186,12 @@ impl Conn {
     }
 
     /// Sends the rows held back ([`Ahead::pending`]); an error is the transaction's
-    /// (`failed`), as any query's.
+    /// (`failed`), as any query's. In a transaction that has failed already they are
+    /// dropped: nothing of it can be saved, and its ROLLBACK must still go out.
     pub fn flush(&mut self) -> Result<(), OqError> {
+        if self.failed.is_some() {
+            self.ahead.pending.clear();
+        }
         if self.ahead.pending.is_empty() {
             return Ok(());
         }
