@@ -123,3 +123,52 @@ fn answers_queued_together_are_decided_as_if_one_by_one() {
     assert_eq!(heads, whole);
     assert_eq!(e.heads_after(40, 7).unwrap().len(), 7);
 }
+
+/// The newest snooze of a question (the read-ahead's and the list's) is read through the
+/// snooze events' own index, whatever the planner's statistics: on a log not analysed
+/// since it grew, without that index the planner walked the whole log backwards from its
+/// newest event for each question never snoozed, inside the write lock.
+#[test]
+fn the_newest_snooze_of_a_question_is_a_probe_not_a_walk_of_the_log() {
+    let test = "the_newest_snooze_of_a_question_is_a_probe_not_a_walk_of_the_log";
+    if !common_pg::or_skip(test) {
+        return;
+    }
+    let db = common_pg::shared().database();
+    let mut su = db.superuser();
+    su.batch_execute(
+        "INSERT INTO oq.events (seq, project_seq, event_id, type, project_id, question_id, actor, at, payload)
+         SELECT n, n, 'e' || n, 'artifact.open_question', 'p', 'q' || n, 'agent:criativo', 0,
+                json_build_object('pergunta', 'Question ' || n || '?', 'autor', 'alice')
+           FROM generate_series(1, 20000) n",
+    )
+    .unwrap();
+    let statements = [
+        (
+            "text[]",
+            oq::engine::postgres::read_ahead_sql(),
+            "'{q5,q17}'",
+        ),
+        ("text", oq::engine::postgres::newest_snooze_sql(), "'q5'"),
+    ];
+    for (param, sql, arg) in statements {
+        su.batch_execute("DEALLOCATE ALL").unwrap();
+        su.batch_execute(&format!("PREPARE s({param}) AS {sql}"))
+            .unwrap();
+        for mode in ["force_custom_plan", "force_generic_plan"] {
+            su.batch_execute(&format!("SET plan_cache_mode = {mode}"))
+                .unwrap();
+            let plan: Vec<String> = su
+                .query(&format!("EXPLAIN EXECUTE s({arg})"), &[])
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let plan = plan.join("\n");
+            assert!(
+                plan.contains("events_snoozes") && !plan.contains("Backward using events_pkey"),
+                "{mode}: {sql}\n{plan}"
+            );
+        }
+    }
+}

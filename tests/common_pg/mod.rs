@@ -245,6 +245,23 @@ impl PgCluster {
         }
     }
 
+    /// Crashes PostgreSQL (an immediate shutdown: every process quits at once, nothing
+    /// written that was not yet; the next start recovers from the WAL, as after a power
+    /// cut of the database alone) and waits.
+    pub fn crash(&mut self) {
+        let pid = std::fs::read_to_string(self.dir.join("postmaster.pid"))
+            .ok()
+            .and_then(|s| s.lines().next().map(str::to_string))
+            .expect("postmaster.pid names the running postmaster");
+        let ok = Command::new("kill")
+            .args(["-QUIT", pid.trim()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -QUIT {pid}");
+        self.stop();
+    }
+
     pub fn bin(&self) -> &Path {
         &self.bin
     }

@@ -64,15 +64,19 @@ impl Ahead {
 /// The questions `ids` (those that exist), each with its parked tasks and its current
 /// snooze, in one query: what [`crate::engine::store::StoreView::question`] returns.
 pub fn read(conn: &mut Conn, ids: &[String]) -> Result<Vec<Read>, OqError> {
-    let sql = format!(
+    conn.query(&sql(), &[&ids])?.iter().map(from_row).collect()
+}
+
+/// [`read`]'s statement (`$1`: the question ids); public for the plan tests.
+pub fn sql() -> String {
+    format!(
         "SELECT {QUESTION_COLUMNS}, {PARKED_ON},
                 (SELECT z.payload::text FROM oq.events z
                   WHERE z.question_id = d.question_id AND z.type IN {KINDS}
                   ORDER BY z.seq DESC LIMIT 1)
            FROM oq.events d {SETTLEMENT_JOIN}
           WHERE d.type = 'artifact.open_question' AND d.question_id = ANY($1)"
-    );
-    conn.query(&sql, &[&ids])?.iter().map(from_row).collect()
+    )
 }
 
 fn from_row(row: &Row) -> Result<Read, OqError> {

@@ -49,6 +49,8 @@ pub use conn::{Conn, PgTarget, UNAVAILABLE, is_postgres_url, is_unavailable, rea
 pub use listen::Listener;
 use view::PgView;
 use writer::Writer;
+/// The statements the plan tests read (`tests/pg_batch.rs`).
+pub use {ahead::sql as read_ahead_sql, snoozes::newest_sql as newest_snooze_sql};
 
 /// The newest `bridge.settings_changed` of one upstream (index `events_bridge_settings`).
 const BRIDGE_SETTING: &str = "SELECT (payload->>'enabled')::boolean FROM oq.events

@@ -1,7 +1,8 @@
 //! Snoozes in PostgreSQL, the same meaning as the SQLite store's
 //! (`sqlite/view/snoozes.rs`): a question is snoozed while its newest snooze event is a
-//! snooze whose `until` is ahead of the engine's clock. Read per question through
-//! `events_by_question`; no index or table of its own (none could follow the clock).
+//! snooze whose `until` is ahead of the engine's clock. Read per question through the
+//! snooze events' own index (`events_snoozes`, schema v5); no table of its own (none
+//! could follow the clock).
 
 use postgres::Row;
 use postgres::types::ToSql;
@@ -92,12 +93,17 @@ pub(super) fn count(rows: Rows<'_>, sql: &str, params: &[Param]) -> Result<Snooz
     })
 }
 
-/// Sets each open question's current snooze from its newest snooze event.
-pub(super) fn attach(rows: Rows<'_>, questions: &mut [Question]) -> Result<(), OqError> {
-    let sql = format!(
+/// A question's newest snooze event (`$1`: its id); public for the plan tests.
+pub fn newest_sql() -> String {
+    format!(
         "SELECT payload::text FROM oq.events WHERE question_id = $1 AND type IN {KINDS}
           ORDER BY seq DESC LIMIT 1"
-    );
+    )
+}
+
+/// Sets each open question's current snooze from its newest snooze event.
+pub(super) fn attach(rows: Rows<'_>, questions: &mut [Question]) -> Result<(), OqError> {
+    let sql = newest_sql();
     for q in questions
         .iter_mut()
         .filter(|q| q.answer.is_none() && q.closure.is_none())
