@@ -143,11 +143,12 @@ fn a_database_from_before_the_chain_is_chained_once_by_migrate() {
     let db = common_pg::shared().database();
     filled(&db);
     // Back to version 2, as the binary of that version left it: no chain column (v3),
-    // and no asker column in the open set (v4).
+    // no asker column in the open set (v4), no index of the snoozes (v5).
     db.client(&db.owner)
         .batch_execute(
             "ALTER TABLE oq.events DROP COLUMN chain;
              ALTER TABLE oq.open_questions DROP COLUMN autor;
+             DROP INDEX oq.events_snoozes;
              UPDATE oq.meta SET version = 2;",
         )
         .unwrap();
