@@ -462,7 +462,12 @@ impl Load {
             .iter()
             .map(|(group, spent)| (group.clone(), spent.as_secs_f64() * 1e6 / n))
             .collect();
-        out.insert("total".into(), out.values().sum());
+        let total = out
+            .iter()
+            .filter(|(group, _)| group.as_str() != cpu::IDLE)
+            .map(|(_, us)| us)
+            .sum();
+        out.insert("total".into(), total);
         out
     }
 }

@@ -1,8 +1,11 @@
-//! CPU time of this process's threads, grouped by thread name, from `/proc/self/task`.
+//! CPU time of this process's threads, grouped by thread name, from `/proc/self/task`;
+//! with every PostgreSQL process on the machine (`postgres`, from `/proc/*/stat`) and the
+//! machine's idle time (`(idle)`, from `/proc/stat`, not part of any total).
 //!
 //! Throughput on a shared 2-core machine moves with whatever else runs; the CPU a request
 //! costs, per thread group, moves much less, and says where the time goes (the HTTP
-//! workers, the store's writer and flusher, the benchmark's own clients).
+//! workers, the store's writer and flusher, the database, the benchmark's own clients).
+//! The idle time says whether the machine was the limit.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,24 +23,27 @@ impl CpuSample {
     /// samples while the threads measured are alive.
     pub fn now() -> CpuSample {
         let mut groups = BTreeMap::new();
-        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-            return CpuSample(groups);
-        };
-        for task in tasks.flatten() {
-            let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
-                continue;
-            };
-            // "tid (comm) state ppid …": comm may hold spaces; the fields after the
-            // last ')' are fixed, utime and stime being the 12th and 13th of them.
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-                continue;
-            };
-            let name = stat[open + 1..close].to_string();
-            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-            let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
-            if let (Some(user), Some(system)) = (ticks(11), ticks(12)) {
-                *groups.entry(group_of(&name)).or_default() += user + system;
+        for task in entries("/proc/self/task") {
+            if let Some((name, ticks)) = stat(&task.join("stat")) {
+                *groups.entry(group_of(&name)).or_default() += ticks;
             }
+        }
+        for process in entries("/proc") {
+            if let Some((name, ticks)) = stat(&process.join("stat"))
+                && name == "postgres"
+            {
+                *groups.entry(name).or_default() += ticks;
+            }
+        }
+        // "cpu  user nice system idle …", summed over the cores.
+        let idle = std::fs::read_to_string("/proc/stat").ok().and_then(|s| {
+            s.lines()
+                .next()
+                .and_then(|l| l.split_whitespace().nth(4))
+                .and_then(|t| t.parse::<u64>().ok())
+        });
+        if let Some(idle) = idle {
+            groups.insert(IDLE.into(), idle);
         }
         CpuSample(groups)
     }
@@ -55,6 +61,28 @@ impl CpuSample {
             .filter(|(_, spent)| !spent.is_zero())
             .collect()
     }
+}
+
+/// The group of the machine's idle time: outside every total.
+pub const IDLE: &str = "(idle)";
+
+fn entries(dir: &str) -> impl Iterator<Item = std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+}
+
+/// A task's or process's name and CPU ticks (user + system) from its `stat`.
+fn stat(path: &std::path::Path) -> Option<(String, u64)> {
+    let stat = std::fs::read_to_string(path).ok()?;
+    // "tid (comm) state ppid …": comm may hold spaces; the fields after the last ')'
+    // are fixed, utime and stime being the 12th and 13th of them.
+    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+    let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    Some((stat[open + 1..close].to_string(), ticks(11)? + ticks(12)?))
 }
 
 fn group_of(name: &str) -> String {
