@@ -1,11 +1,13 @@
 //! The log's tail, read once per server per change and shared by every event stream.
 //!
 //! Each change (a write here, another server's NOTIFY, the poller) wakes [`follow`], the
-//! server's one reader of what is new in the whole log; it keeps the newest events
-//! (position, project, revision, type — no payload) in a bounded window in memory and wakes
-//! the streams, which take their own project's tips from it. A change thus costs one read
-//! per server, not one per subscriber (1,000 subscribers over PostgreSQL were ~1,000 round
-//! trips per change: issue 16's fan-out).
+//! server's one reader of what is new in the whole log; it keeps the newest events (position, project, revision, type —
+//! no payload) in a bounded window in memory and wakes the streams, which take their own
+//! project's tips from it. A change thus costs one read per server, not one per subscriber
+//! (1,000 subscribers over PostgreSQL were ~1,000 round trips per change: issue 16's
+//! fan-out). On PostgreSQL, a NOTIFY that carries its batch's heads is taken into the
+//! window as it is ([`Feed::offer`]) when it follows on from the window's newest position:
+//! no read at all (with several servers, every server read every other's every batch).
 //!
 //! Why the window can be trusted: positions are handed out in commit order (SQLite's one
 //! writer, PostgreSQL's write lock), so a read of "everything after position n" that
@@ -16,6 +18,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -75,8 +78,30 @@ struct Window {
     capacity: usize,
 }
 
+impl Window {
+    /// Appends `events` after `to` (those it holds already skipped), forgetting the
+    /// oldest beyond the capacity.
+    fn push(&mut self, events: Vec<LogHead>) {
+        for e in events {
+            if e.seq <= self.to {
+                continue;
+            }
+            self.to = e.seq;
+            self.entries.push_back(Entry::of(e));
+        }
+        while self.entries.len() > self.capacity {
+            if let Some(gone) = self.entries.pop_front() {
+                self.from = Some(gone.seq);
+            }
+        }
+    }
+}
+
 pub struct Feed {
     window: Mutex<Window>,
+    /// How many wake-ups of the server's changes need no read: a NOTIFY whose heads the
+    /// window took ([`Feed::took_notified`], counted before that wake-up is sent).
+    explained: AtomicU64,
     /// Its change means "the window moved"; subscribers wait on it.
     generation: watch::Sender<u64>,
 }
@@ -91,6 +116,7 @@ impl Feed {
                 entries: VecDeque::new(),
                 capacity: capacity.max(1),
             }),
+            explained: AtomicU64::new(0),
             generation: watch::channel(0).0,
         }
     }
@@ -117,27 +143,48 @@ impl Feed {
         w.from.map(|_| w.to)
     }
 
+    /// The next wake-up of the server's changes is for heads [`Feed::offer`] took: it
+    /// needs no read. Call before sending it.
+    pub fn took_notified(&self) {
+        self.explained.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Takes `heads` — one batch's, as its commit's notification carried them, in log
+    /// order — when they follow on from the window's newest position (those it already
+    /// holds are skipped), and wakes the streams; `false`, taking nothing, when there is a
+    /// gap before them (a notification not heard) or the window has not started: read the
+    /// log instead.
+    pub fn offer(&self, heads: Vec<LogHead>) -> bool {
+        {
+            let mut w = self.window();
+            let mut next = w.to + 1;
+            let to = w.to;
+            let follows = w.from.is_some()
+                && heads.iter().filter(|h| h.seq > to).all(|h| {
+                    let ok = h.seq == next;
+                    next += 1;
+                    ok
+                });
+            if !follows {
+                return false;
+            }
+            w.push(heads);
+        }
+        self.wake();
+        true
+    }
+
     /// Adds `events`, read (in log order) after the window's newest position, and wakes
     /// the streams.
     pub fn extend(&self, events: Vec<LogHead>) {
         if events.is_empty() {
             return;
         }
-        {
-            let mut w = self.window();
-            for e in events {
-                if e.seq <= w.to {
-                    continue;
-                }
-                w.to = e.seq;
-                w.entries.push_back(Entry::of(e));
-            }
-            while w.entries.len() > w.capacity {
-                if let Some(gone) = w.entries.pop_front() {
-                    w.from = Some(gone.seq);
-                }
-            }
-        }
+        self.window().push(events);
+        self.wake();
+    }
+
+    fn wake(&self) {
         self.generation.send_modify(|g| *g = g.wrapping_add(1));
     }
 
@@ -166,13 +213,25 @@ pub async fn follow(state: AppState) {
     let mut changes = state.changes();
     let mut stopping = state.stopping();
     let feed = state.feed();
+    // The changes' generation and the explained count at the last look; the first look
+    // reads (the log's revision, where the window starts).
+    let mut looked = (0u64, 0u64);
+    let mut must_read = true;
     loop {
         if *stopping.borrow() {
             return;
         }
         // Seen before reading: a change during the read wakes us again.
-        changes.borrow_and_update();
-        let failed = !read_tail(&state, feed).await;
+        let generation = *changes.borrow_and_update();
+        let explained = feed.explained.load(Ordering::Acquire);
+        // Every wake-up since the last look not explained by heads the window took
+        // (a write here, the poller, a NOTIFY without heads or after a gap) is a read.
+        // A wake-up counted as explained before it was sent only delays a read to the
+        // next look, when it arrives unexplained.
+        let unexplained = generation.wrapping_sub(looked.0) > explained.wrapping_sub(looked.1);
+        looked = (generation, explained);
+        let failed = (must_read || unexplained) && !read_tail(&state, feed).await;
+        must_read = failed;
         let retry = async {
             if failed {
                 tokio::time::sleep(RETRY).await
@@ -252,6 +311,33 @@ mod tests {
         // A stream whose own read saw further than the window keeps its position.
         assert_eq!(revisions(feed.take("b", 20)), (vec![], 20));
         assert_eq!(feed.take("a", 9), Taken::Behind, "before the window");
+    }
+
+    #[test]
+    fn notified_heads_are_taken_only_when_they_follow_on_from_the_window() {
+        let feed = Feed::new(WINDOW);
+        assert!(
+            !feed.offer(vec![event(1, "a", 1)]),
+            "not started: read first"
+        );
+        feed.start_at(10);
+        let woken = feed.subscribe();
+        assert!(feed.offer(vec![event(11, "a", 5), event(12, "b", 1)]));
+        assert_eq!(
+            woken.has_changed().ok(),
+            Some(true),
+            "the streams are woken"
+        );
+        // Already held (a read took them first): nothing added, nothing missing.
+        assert!(feed.offer(vec![event(12, "b", 1)]));
+        // A gap (a notification not heard, or a batch too large to carry): refused, the
+        // window unchanged, so the log is read instead.
+        assert!(!feed.offer(vec![event(14, "a", 7)]));
+        assert!(!feed.offer(vec![event(13, "a", 6), event(15, "a", 7)]));
+        assert_eq!(revisions(feed.take("a", 10)), (vec![5], 12));
+        // Partly held: the rest is added.
+        assert!(feed.offer(vec![event(12, "b", 1), event(13, "a", 6)]));
+        assert_eq!(revisions(feed.take("a", 10)), (vec![5, 6], 13));
     }
 
     #[test]

@@ -257,8 +257,15 @@ pub async fn run_observed(
     // poller stays as the backstop (and SQLite's only source for other processes).
     let _listener = match engine.store() {
         AnyStore::Postgres(pg) => {
-            let notifier = state.0.changes.clone();
-            Some(pg.listen(move || notifier.send_modify(|g| *g = g.wrapping_add(1)))?)
+            let notifier = state.clone();
+            Some(pg.listen(move |heads| {
+                if let Some(heads) = heads
+                    && notifier.feed().offer(heads)
+                {
+                    notifier.feed().took_notified();
+                }
+                notifier.changed();
+            })?)
         }
         AnyStore::Sqlite(_) => None,
     };

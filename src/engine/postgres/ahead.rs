@@ -22,10 +22,12 @@ use super::snoozes::KINDS;
 use crate::domain::snooze;
 use crate::domain::{OqError, Question, StoredEvent};
 use crate::engine::fold::parse_event;
-use crate::engine::sqlite::chain::Link;
+use crate::engine::sqlite::chain::{GENESIS, Link, as_link};
 
 /// A question as a decision reads it: with the tasks parked on it.
 pub type Read = (Question, Vec<String>);
+/// A project's newest `project_seq` and chain link.
+pub type Head = (i64, Link);
 
 /// What one batch holds back or read ahead; empty between batches.
 #[derive(Default)]
@@ -33,12 +35,21 @@ pub struct Ahead {
     /// Appended rows not yet sent, in position order, with their payload texts and links.
     pub pending: Vec<(StoredEvent, String, Link)>,
     questions: HashMap<String, Read>,
+    /// The newest `project_seq` and link of the projects of the questions read ahead, as
+    /// they were before the batch appended anything (the writer keeps them from there).
+    heads: HashMap<String, Head>,
 }
 
 impl Ahead {
     pub fn clear(&mut self) {
         self.pending.clear();
         self.questions.clear();
+        self.heads.clear();
+    }
+
+    /// `project`'s newest position and link as read ahead, if it was.
+    pub fn head(&self, project: &str) -> Option<Head> {
+        self.heads.get(project).copied()
     }
 
     /// The question as read ahead, unless the batch has appended to it since.
@@ -46,8 +57,9 @@ impl Ahead {
         self.questions.get(question_id).cloned()
     }
 
-    pub fn remember(&mut self, reads: Vec<Read>) {
-        for read in reads {
+    pub fn remember(&mut self, reads: Vec<(Read, Head)>) {
+        for (read, head) in reads {
+            self.heads.insert(read.0.project_id.clone(), head);
             self.questions.insert(read.0.question_id.clone(), read);
         }
     }
@@ -62,8 +74,10 @@ impl Ahead {
 }
 
 /// The questions `ids` (those that exist), each with its parked tasks and its current
-/// snooze, in one query: what [`crate::engine::store::StoreView::question`] returns.
-pub fn read(conn: &mut Conn, ids: &[String]) -> Result<Vec<Read>, OqError> {
+/// snooze — what [`crate::engine::store::StoreView::question`] returns — and its
+/// project's newest position and link (the chain head the batch's first append to it
+/// goes on from), in one query.
+pub fn read(conn: &mut Conn, ids: &[String]) -> Result<Vec<(Read, Head)>, OqError> {
     conn.query(&sql(), &[&ids])?.iter().map(from_row).collect()
 }
 
@@ -73,13 +87,17 @@ pub fn sql() -> String {
         "SELECT {QUESTION_COLUMNS}, {PARKED_ON},
                 (SELECT z.payload::text FROM oq.events z
                   WHERE z.question_id = d.question_id AND z.type IN {KINDS}
-                  ORDER BY z.seq DESC LIMIT 1)
+                  ORDER BY z.seq DESC LIMIT 1),
+                n.project_seq, n.chain
            FROM oq.events d {SETTLEMENT_JOIN}
+           LEFT JOIN LATERAL (SELECT h.project_seq, h.chain FROM oq.events h
+                               WHERE h.project_id = d.project_id
+                               ORDER BY h.project_seq DESC LIMIT 1) n ON true
           WHERE d.type = 'artifact.open_question' AND d.question_id = ANY($1)"
     )
 }
 
-fn from_row(row: &Row) -> Result<Read, OqError> {
+fn from_row(row: &Row) -> Result<(Read, Head), OqError> {
     let mut q = question_row(row)?.into_question()?;
     let parked: Vec<String> = get(row, AFTER_QUESTION)?;
     let newest_snooze: Option<String> = get(row, AFTER_QUESTION + 1)?;
@@ -89,5 +107,7 @@ fn from_row(row: &Row) -> Result<Read, OqError> {
             None => None,
         };
     }
-    Ok((q, parked))
+    let newest: i64 = get(row, AFTER_QUESTION + 2)?;
+    let link = as_link(get(row, AFTER_QUESTION + 3)?).unwrap_or(GENESIS);
+    Ok(((q, parked), (newest, link)))
 }

@@ -97,9 +97,13 @@ impl PgStore {
         lease::Leases::new(self.target.clone())
     }
 
-    /// Follows the commits of every server on this database: `on_change` runs after each
-    /// (and once after a lost listening connection is back, for what it may have missed).
-    pub fn listen(&self, on_change: impl Fn() + Send + 'static) -> Result<Listener, OqError> {
+    /// Follows the commits of every server on this database: `on_change` runs after each,
+    /// with the heads it appended when its notification carried them (and once, with
+    /// none, after a lost listening connection is back, for what it may have missed).
+    pub fn listen(
+        &self,
+        on_change: impl Fn(Option<Vec<crate::engine::store::LogHead>>) + Send + 'static,
+    ) -> Result<Listener, OqError> {
         Listener::start(self.target.clone(), on_change)
     }
 

@@ -144,7 +144,9 @@ impl StoreView for PgView<'_> {
         let ahead = self.conn.borrow().ahead.question(question_id);
         let found = match ahead {
             Some(read) => Some(read),
-            None => ahead::read(&mut self.conn.borrow_mut(), &[question_id.into()])?.pop(),
+            None => ahead::read(&mut self.conn.borrow_mut(), &[question_id.into()])?
+                .pop()
+                .map(|(read, _)| read),
         };
         Ok(found.map(|(q, parked)| {
             *self.parked.borrow_mut() = Some((question_id.to_string(), parked));

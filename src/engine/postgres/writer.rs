@@ -21,14 +21,14 @@ use std::thread::JoinHandle;
 
 use postgres::SimpleQueryMessage;
 
-use super::chain;
 use super::conn::{Backoff, Conn, PgTarget, Slot, UNAVAILABLE, is_unavailable};
 use super::schema::{CHANNEL, WRITE_LOCK};
 use super::view::PgView;
+use super::{chain, listen};
 use crate::domain::{OqError, StoredEvent};
 use crate::engine::ids;
 use crate::engine::sqlite::chain::Link;
-use crate::engine::store::{NewEvent, StoreView};
+use crate::engine::store::{LogHead, NewEvent, StoreView};
 
 /// A batch stops taking jobs at this size, so its first members are not kept waiting.
 const MAX_BATCH: usize = 256;
@@ -40,16 +40,22 @@ pub struct Tx<'c> {
     conn: &'c mut Conn,
     next_seq: i64,
     projects: Vec<(String, i64, Link)>,
+    /// What the batch appended, as the NOTIFY carries it to every server's feed.
+    heads: Vec<LogHead>,
 }
 
 impl Tx<'_> {
     /// The newest position and link of `project`, read once per batch (under the write
-    /// lock no other writer appends to it meanwhile).
+    /// lock no other writer appends to it meanwhile), with the read-ahead when it read a
+    /// question of the project.
     fn newest(&mut self, project: &str) -> Result<&mut (String, i64, Link), OqError> {
         let i = match self.projects.iter().position(|(p, ..)| p == project) {
             Some(i) => i,
             None => {
-                let (seq, link) = chain::newest(self.conn, project)?;
+                let (seq, link) = match self.conn.ahead.head(project) {
+                    Some(head) => head,
+                    None => chain::newest(self.conn, project)?,
+                };
                 self.projects.push((project.to_string(), seq, link));
                 self.projects.len() - 1
             }
@@ -178,6 +184,7 @@ fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Queued>) {
             conn,
             next_seq,
             projects: Vec::new(),
+            heads: Vec::new(),
         };
         let deliveries: Vec<Deliver> = batch.into_iter().map(|(_, job)| job(Ok(&mut tx))).collect();
         let appended = (tx.next_seq > next_seq).then_some(tx.next_seq - 1);
@@ -191,7 +198,10 @@ fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Queued>) {
                 let _ = tx.conn.batch("ROLLBACK");
                 Err(nothing_saved(e))
             }
-            None => commit(tx.conn, appended),
+            None => commit(
+                tx.conn,
+                appended.map(|last| listen::payload(&tx.heads, last)),
+            ),
         };
         if outcome.is_err() && tx.conn.is_closed() {
             slot.reset();
@@ -221,10 +231,14 @@ fn begin(conn: &mut Conn) -> Result<i64, OqError> {
 }
 
 /// Notifies the servers listening when something was appended (delivered only if the
-/// COMMIT lands) and commits, in one round trip.
-fn commit(conn: &mut Conn, appended: Option<i64>) -> Result<(), OqError> {
-    let sql = match appended {
-        Some(last) => format!("SELECT pg_notify('{CHANNEL}', '{last}'); COMMIT"),
+/// COMMIT lands, in commit order; `notify` from [`listen::payload`]) and commits, in one
+/// round trip.
+fn commit(conn: &mut Conn, notify: Option<String>) -> Result<(), OqError> {
+    let sql = match notify {
+        Some(payload) => format!(
+            "SELECT pg_notify('{CHANNEL}', '{}'); COMMIT",
+            payload.replace('\'', "''")
+        ),
         None => "COMMIT".to_string(),
     };
     conn.batch(&sql)
@@ -277,6 +291,12 @@ fn append(tx: &mut Tx<'_>, events: Vec<NewEvent>) -> Result<Vec<StoredEvent>, Oq
     // Sent with the connection's next query (`ahead.rs`): the decisions after this one
     // read through that connection, so each still sees this append.
     for ((s, payload), link) in stored.iter().zip(payloads).zip(links) {
+        tx.heads.push(LogHead {
+            seq: s.seq,
+            project_id: s.project_id.clone(),
+            project_seq: s.project_seq,
+            kind: s.event.type_name().to_string(),
+        });
         tx.conn.ahead.hold(s.clone(), payload, link);
     }
     tx.next_seq += stored.len() as i64;
