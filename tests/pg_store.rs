@@ -495,3 +495,25 @@ fn a_version_3_database_sorts_by_asker_after_its_migration() {
         .get(0);
     assert_eq!(stored, 0, "every open row carries its asker");
 }
+
+/// A text the writer puts into SQL as a constant (its NOTIFY's payload) arrives as it was,
+/// quotes and backslashes included, whether the session takes backslashes as escapes or
+/// not.
+#[test]
+fn a_quoted_literal_means_its_text_under_either_string_setting() {
+    if !common_pg::or_skip("a_quoted_literal_means_its_text_under_either_string_setting") {
+        return;
+    }
+    let db = common_pg::shared().database();
+    let mut su = db.superuser();
+    let text = r#"[[1,"it's","a\\b \" ''"]]"#;
+    for setting in ["on", "off"] {
+        su.batch_execute(&format!("SET standard_conforming_strings = {setting}"))
+            .unwrap();
+        let got: String = su
+            .query_one(&format!("SELECT {}", schema::quote_literal(text)), &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(got, text, "standard_conforming_strings = {setting}");
+    }
+}

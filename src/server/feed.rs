@@ -1,13 +1,14 @@
 //! The log's tail, read once per server per change and shared by every event stream.
 //!
 //! Each change (a write here, another server's NOTIFY, the poller) wakes [`follow`], the
-//! server's one reader of what is new in the whole log; it keeps the newest events (position, project, revision, type —
-//! no payload) in a bounded window in memory and wakes the streams, which take their own
-//! project's tips from it. A change thus costs one read per server, not one per subscriber
-//! (1,000 subscribers over PostgreSQL were ~1,000 round trips per change: issue 16's
-//! fan-out). On PostgreSQL, a NOTIFY that carries its batch's heads is taken into the
-//! window as it is ([`Feed::offer`]) when it follows on from the window's newest position:
-//! no read at all (with several servers, every server read every other's every batch).
+//! server's one reader of what is new in the whole log; it keeps the newest events
+//! (position, project, revision, type — no payload) in a bounded window in memory and
+//! wakes the streams, which take their own project's tips from it. A change thus costs one
+//! read per server, not one per subscriber (1,000 subscribers over PostgreSQL were ~1,000
+//! round trips per change: issue 16's fan-out). On PostgreSQL, a NOTIFY that carries its
+//! batch's heads is taken into the window as it is ([`Feed::offer`]) when it follows on
+//! from the window's newest position: no read at all (with several servers, every server
+//! read every other's every batch).
 //!
 //! Why the window can be trusted: positions are handed out in commit order (SQLite's one
 //! writer, PostgreSQL's write lock), so a read of "everything after position n" that

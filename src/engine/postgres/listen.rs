@@ -96,9 +96,9 @@ fn run(target: &PgTarget, stop: &AtomicBool, on_change: &dyn Fn(Option<Vec<LogHe
             }
             let got = conn.client().notifications().timeout_iter(TICK).next();
             match got {
-                Ok(Some(first)) => {
+                Ok(Some(heard)) => {
                     // Coalesce what else already arrived into one wake-up (not waiting).
-                    let mut heads = heads_of(first.payload());
+                    let mut heads = heads_of(heard.payload());
                     let mut pending = conn.client().notifications();
                     let mut ready = pending.iter();
                     while let Ok(Some(n)) = ready.next() {

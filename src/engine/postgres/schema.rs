@@ -301,3 +301,9 @@ pub fn grants(role: &str) -> String {
 pub fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
+
+/// `text` as an SQL string constant that means the same whatever the session's
+/// `standard_conforming_strings` (an escape string: backslash and quote escaped).
+pub fn quote_literal(text: &str) -> String {
+    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
+}

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use postgres::SimpleQueryMessage;
 
 use super::conn::{Backoff, Conn, PgTarget, Slot, UNAVAILABLE, is_unavailable};
-use super::schema::{CHANNEL, WRITE_LOCK};
+use super::schema::{CHANNEL, WRITE_LOCK, quote_literal};
 use super::view::PgView;
 use super::{chain, listen};
 use crate::domain::{OqError, StoredEvent};
@@ -236,8 +236,8 @@ fn begin(conn: &mut Conn) -> Result<i64, OqError> {
 fn commit(conn: &mut Conn, notify: Option<String>) -> Result<(), OqError> {
     let sql = match notify {
         Some(payload) => format!(
-            "SELECT pg_notify('{CHANNEL}', '{}'); COMMIT",
-            payload.replace('\'', "''")
+            "SELECT pg_notify('{CHANNEL}', {}); COMMIT",
+            quote_literal(&payload)
         ),
         None => "COMMIT".to_string(),
     };
