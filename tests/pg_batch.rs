@@ -1,9 +1,11 @@
 //! The PostgreSQL writer's batch on a real PostgreSQL (`postgres/ahead.rs`): answers
 //! queued together are decided in one transaction from questions read ahead, with their
-//! rows sent after the last decision. The write lock is held from outside while they
-//! queue, so they meet in one batch: each question answered once with its own text, a
-//! second answer to a question in the same batch refused as on its own, a parked task
-//! resumed, and the log and its chain whole afterwards.
+//! rows sent after the last decision. The write lock is held from outside (as another
+//! server's batch would hold it) while they queue, so they meet in one batch — the one
+//! the writer was waiting to begin takes all that queued meanwhile: each question
+//! answered once with its own text, a second answer to a question in the same batch
+//! refused as on its own, a parked task resumed, and the log and its chain whole
+//! afterwards.
 #![allow(clippy::unwrap_used)]
 
 mod common_pg;
@@ -51,6 +53,7 @@ fn answers_queued_together_are_decided_as_if_one_by_one() {
         .enable_all()
         .build()
         .unwrap();
+    let before = e.revision().unwrap();
     // Every answer queues behind the lock; the writer's next batch takes them all.
     let mut holder = db.superuser();
     holder
@@ -64,10 +67,29 @@ fn answers_queued_together_are_decided_as_if_one_by_one() {
                 .await
         })
     };
-    let mut tasks: Vec<_> = ids
-        .iter()
-        .map(|id| answer(id, format!("answer to {id}")))
-        .collect();
+    // The first answer's batch waits for the lock before the others are sent.
+    let mut tasks = vec![answer(&ids[0], format!("answer to {}", ids[0]))];
+    let waiting = |holder: &mut postgres::Client| -> i64 {
+        holder
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    for _ in 0..1000 {
+        if waiting(&mut holder) > 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(waiting(&mut holder), 1, "the writer waits for the lock");
+    tasks.extend(
+        ids[1..]
+            .iter()
+            .map(|id| answer(id, format!("answer to {id}"))),
+    );
     // Three more answers to the first question, in the same batch as its first.
     tasks.extend((0..3).map(|i| answer(&ids[0], format!("late {i}"))));
     std::thread::sleep(Duration::from_millis(300));
@@ -76,6 +98,19 @@ fn answers_queued_together_are_decided_as_if_one_by_one() {
         .unwrap();
     let results: Vec<Result<_, OqError>> =
         tasks.into_iter().map(|t| rt.block_on(t).unwrap()).collect();
+    // One batch, one transaction: the writer that waited for the lock took every answer
+    // that queued meanwhile, not only the one it was holding when it began to wait.
+    let transactions: i64 = holder
+        .query_one(
+            "SELECT count(DISTINCT xmin::text) FROM oq.events WHERE seq > $1",
+            &[&before],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        transactions, 1,
+        "the answers were committed in {transactions} transactions"
+    );
     let refused = results[30..]
         .iter()
         .filter(|r| matches!(r, Err(OqError::AlreadyAnswered { .. })))

@@ -517,3 +517,32 @@ fn a_quoted_literal_means_its_text_under_either_string_setting() {
         assert_eq!(got, text, "standard_conforming_strings = {setting}");
     }
 }
+
+/// The batch's rows go to the database as SQL text with their COMMIT (one round trip):
+/// quotes, backslashes, placeholders and escapes in what a person or an agent typed are
+/// stored as typed, and the chain hashed over them still holds.
+#[test]
+fn what_was_typed_is_stored_as_typed_when_the_rows_go_as_text() {
+    let Some((db, e)) = setup("what_was_typed_is_stored_as_typed_when_the_rows_go_as_text") else {
+        return;
+    };
+    let tricky = [
+        r"it's a \ b \\ c",
+        "E'x' $1:: $13::bytea[] '); DROP TABLE oq.events; --",
+        "naïve — 日本 🦀 tab\tand\nnewline \"quoted\" \\u0000 \\x41",
+    ];
+    for text in tricky {
+        let q = ask(&e, "s-alice", text, Afeta::default());
+        let answered = e
+            .answer(&Actor::person("alice"), Some("p"), &q, &reply(text))
+            .unwrap();
+        assert_eq!(answered.pergunta, text);
+        assert_eq!(answered.answer.as_ref().unwrap().resposta, text);
+        let read = e.question(Some("p"), &q).unwrap();
+        assert_eq!(read.pergunta, text);
+        assert_eq!(read.answer.unwrap().resposta, text);
+    }
+    let verified = postgres::chain::verify(&db.app_target()).unwrap();
+    assert!(verified.first_break.is_none(), "{:?}", verified.first_break);
+    assert_eq!(verified.events, e.revision().unwrap());
+}

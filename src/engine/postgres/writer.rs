@@ -2,7 +2,8 @@
 //! PostgreSQL transaction, one advisory lock turn and one WAL flush.
 //!
 //! Every batch is `BEGIN; pg_advisory_xact_lock(WRITE_LOCK); max(seq)` in one round trip,
-//! then each queued decision read-decide-appends in turn on the same connection (each
+//! and is whatever queued by the time that returned (so with several servers a writer
+//! that waited for the lock takes all that arrived meanwhile), then each queued decision read-decide-appends in turn on the same connection (each
 //! sees the writes of those before it), then `pg_notify` and `COMMIT` in one more. The
 //! lock makes the writers of every server on the database decide one batch at a time, as
 //! SQLite's write lock does, so positions are handed out in commit order: a reader never
@@ -145,13 +146,6 @@ fn run_decision<T>(
 fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Queued>) {
     let mut slot = Slot::empty();
     while let Ok(first) = queue.recv() {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
-            }
-        }
         // A connection idle since the database went away fails at BEGIN, before anything
         // of the batch ran: start once more on a new one.
         let held = slot.is_connected();
@@ -159,6 +153,16 @@ fn run(target: &PgTarget, backoff: &Backoff, queue: &Receiver<Queued>) {
         if held && matches!(&begun, Err(e) if is_unavailable(e)) {
             slot.reset();
             begun = slot.get(target, backoff).and_then(begin);
+        }
+        // The batch is what queued by the time the lock was ours: while another server's
+        // batch held it, this server's requests kept arriving, and they join this turn
+        // instead of waiting for the next (the busier the database, the larger the turns).
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
         }
         let next_seq = match begun {
             Ok(n) => n,

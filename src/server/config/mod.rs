@@ -149,6 +149,26 @@ struct RawProject {
     agents: Vec<Spanned<String>>,
 }
 
+/// A key of the file's top that was written under a `[[users]]`, `[[projects]]` or other
+/// table (TOML puts every key after a table's header into that table: the usual slip when
+/// lines are added at the end of a file `oq init serve` wrote) says where it belongs.
+fn misplaced_hint(message: String) -> String {
+    let Some(key) = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split('`').next())
+    else {
+        return message;
+    };
+    // Is it a key of the top? Asked of the parser itself, so the list is never kept twice.
+    let alone = toml::from_str::<RawConfig>(&format!("{key} = 0"));
+    let at_top = !alone.is_err_and(|e| e.message().starts_with("unknown field"));
+    if at_top {
+        format!("{message}; `{key}` is a key of the file's top: put it above the first [[…]] table")
+    } else {
+        message
+    }
+}
+
 impl Config {
     /// Reads and checks `path`.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
@@ -168,8 +188,10 @@ impl Config {
             line: span.map(|s| line_of(text, s.start)),
             message,
         };
-        let raw: RawConfig = toml::from_str(text)
-            .map_err(|e| err(e.span(), e.message().trim().replace('\n', " ").to_string()))?;
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().replace('\n', " ");
+            err(e.span(), misplaced_hint(message))
+        })?;
 
         let listen = match &raw.listen {
             None => DEFAULT_LISTEN

@@ -140,3 +140,22 @@ fn notify_targets_load_hide_their_key_and_refuse_a_url_that_is_not_http() {
         assert!(e.line.is_some(), "{e}");
     }
 }
+
+#[test]
+fn a_top_key_written_under_a_table_says_where_it_belongs() {
+    let e = parse(&format!(
+        "{}store = \"postgres://oq@db/oq\"\n",
+        with_person()
+    ))
+    .expect_err("refused");
+    assert_eq!(e.line, Some(9), "{e}");
+    assert!(e.message.contains("unknown field `store`"), "{e}");
+    assert!(
+        e.message.contains("`store` is a key of the file's top"),
+        "{e}"
+    );
+    // A key that belongs nowhere gets no such hint.
+    let e = parse(&format!("{}colour = 1\n", with_person())).expect_err("refused");
+    assert!(e.message.contains("unknown field `colour`"), "{e}");
+    assert!(!e.message.contains("top"), "{e}");
+}
