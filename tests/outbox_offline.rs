@@ -39,6 +39,12 @@ fn answers_given_offline_land_once_and_a_conflict_keeps_its_text() {
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list["items"].as_array().unwrap().len(), 3);
     assert!(String::from_utf8_lossy(&out.stderr).contains("offline"));
+    // A write that is not an answer cannot be queued: refused, in its own words, without
+    // the note of a queue read from the mirror.
+    let out = s.run(c, &["session", "start"]);
+    assert_eq!(out.status.code(), Some(10));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("last-known queue"), "{said}");
     let out = s.run(c, &["show", &qs[0], "--json"]);
     assert!(
         out.status.success(),

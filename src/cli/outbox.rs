@@ -104,9 +104,13 @@ pub fn note_offline(ctx: &Context) {
     if let AnySource::Resilient(r) = &ctx.source
         && let Some(since) = r.offline_since()
     {
-        let mins = (now_ms() - since).max(0) / 60_000;
+        let since = match (now_ms() - since).max(0) / 60_000 {
+            0 => "under a minute".to_string(),
+            1 => "1 minute".to_string(),
+            mins => format!("{mins} minutes"),
+        };
         eprintln!(
-            "oq: {} is offline (since {mins} min ago): showing the last-known queue; answers are queued",
+            "oq: {} is offline (for {since}): showing the last-known queue; answers you send are queued",
             r.describe()
         );
     }

@@ -83,7 +83,11 @@ pub fn run(cli: Cli) -> i32 {
     };
     let result = runtime.block_on(async {
         let done = dispatch(&ctx, command).await;
-        super::outbox::note_offline(&ctx);
+        // Only a door that answered from the mirror says so; a refusal (a write that
+        // cannot be queued, an answer that was) says what happened in its own words.
+        if done.is_ok() {
+            super::outbox::note_offline(&ctx);
+        }
         done
     });
     drop(runtime);
