@@ -518,12 +518,11 @@ fn a_quoted_literal_means_its_text_under_either_string_setting() {
     }
 }
 
-/// The batch's rows go to the database as SQL text with their COMMIT (one round trip):
-/// quotes, backslashes, placeholders and escapes in what a person or an agent typed are
-/// stored as typed, and the chain hashed over them still holds.
+/// Quotes, backslashes, placeholders and escapes in what a person or an agent typed are
+/// stored as typed through the writer's batch, and the chain hashed over them still holds.
 #[test]
-fn what_was_typed_is_stored_as_typed_when_the_rows_go_as_text() {
-    let Some((db, e)) = setup("what_was_typed_is_stored_as_typed_when_the_rows_go_as_text") else {
+fn what_was_typed_is_stored_as_typed_and_its_chain_holds() {
+    let Some((db, e)) = setup("what_was_typed_is_stored_as_typed_and_its_chain_holds") else {
         return;
     };
     let tricky = [

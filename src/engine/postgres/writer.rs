@@ -3,12 +3,12 @@
 //!
 //! Every batch is `BEGIN; pg_advisory_xact_lock(WRITE_LOCK); max(seq)` in one round trip,
 //! and is whatever queued by the time that returned (so with several servers a writer
-//! that waited for the lock takes all that arrived meanwhile), then each queued decision read-decide-appends in turn on the same connection (each
-//! sees the writes of those before it), then `pg_notify` and `COMMIT` in one more. The
-//! lock makes the writers of every server on the database decide one batch at a time, as
-//! SQLite's write lock does, so positions are handed out in commit order: a reader never
-//! sees position n+1 before n, which is what lets `Last-Event-ID` resume on any server
-//! without a gap. Callers are told only after COMMIT returned: "saved" means flushed.
+//! that waited for the lock takes all that arrived meanwhile); then each queued decision
+//! reads, decides and appends in turn on the same connection (each sees the writes of
+//! those before it), then `pg_notify` and `COMMIT` go in one more. The lock makes the
+//! writers of every server on the database decide one batch at a time, as SQLite's write
+//! lock does, so positions are handed out in commit order: a reader never sees position
+//! n+1 before n, which is what lets `Last-Event-ID` resume on any server without a gap. Callers are told only after COMMIT returned: "saved" means flushed.
 //!
 //! A refused decision writes nothing and spoils nothing. A database error inside the
 //! transaction (a unique index: a bug or tampering; a lost connection) ends the batch:
